@@ -1,0 +1,152 @@
+/*
+ * objects.h -- the engine's in-memory objects: environment, transaction, cursor and the
+ * per-database records.  Layer L6 data definitions, included by every engine file above L1.
+ *
+ * Ownership: each field's comment names the module allowed to write it.  Readers of a
+ * field may live anywhere at or above that module's layer.
+ *
+ * Invariants kept here:
+ *  - A write txn owns env->write_txn and holds the writer mutex from begin to commit/abort.
+ *  - A read txn's dbs[] are a private copy of the snapshot's roots; it never allocates.
+ *  - A page pointer in a cursor stack points either into the map (clean) or at a dirty
+ *    copy owned by the txn's dirty list; never at freed memory.
+ */
+#ifndef MDBCORE_OBJECTS_H
+#define MDBCORE_OBJECTS_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "format.h"
+#include "lmdb.h"
+
+typedef page_header page;
+
+/* ---- id lists (idl.c): sorted page-number lists and (pgno, pointer) lists ---- */
+/* A pgno list: element 0 is the count, then the page numbers (sorted descending, as on disk). */
+typedef pgno_t *pgno_list;
+/* A dirty list: element 0's id is the count; entries sorted ascending by pgno. */
+typedef struct dirty_entry {
+    pgno_t pgno;
+    page *pg; /* the dirty copy (a malloc'd page, or the map page under WRITEMAP) */
+} dirty_entry;
+typedef dirty_entry *dirty_list;
+
+/* ---- per-database metadata shared by all txns of an env (dbi.c writes) ---- */
+typedef struct db_info {
+    MDB_val name;        /* malloc'd copy; name.mv_data NULL for FREE/MAIN or a closed slot */
+    MDB_cmp_func *cmp;   /* key comparator */
+    MDB_cmp_func *dcmp;  /* duplicate comparator (DUPSORT) */
+    MDB_rel_func *rel;   /* stored, never called (as LMDB 0.9) */
+    void *relctx;
+} db_info;
+
+/* Per-txn state bits of a database handle (txn->dbstate[dbi]); txn.c/dbi.c write. */
+#define DBS_DIRTY 0x01    /* record changed in this txn: rewrite it into MAIN at commit */
+#define DBS_STALE 0x02    /* record must be re-read from MAIN before use */
+#define DBS_NEW 0x04      /* handle opened in this txn */
+#define DBS_VALID 0x08    /* handle usable in this txn */
+#define DBS_USRVALID 0x10 /* handle opened by the user (not an internal FREE/MAIN) */
+#define DBS_DUPDATA 0x20  /* DUPSORT handle: cursors need a sub-cursor */
+
+/* ---- transaction ---- */
+#define TXN_RDONLY MDB_RDONLY     /* 0x20000 */
+#define TXN_FINISHED 0x01         /* ended: only abort/reset are accepted */
+#define TXN_ERROR 0x02            /* poisoned: only abort is accepted */
+#define TXN_DIRTY 0x04            /* wrote something */
+#define TXN_SPILLS 0x08           /* has spilled pages */
+#define TXN_HAS_CHILD 0x10        /* a nested child is active */
+#define TXN_BLOCKED (TXN_FINISHED | TXN_ERROR | TXN_HAS_CHILD)
+
+struct MDB_txn {
+    MDB_txn *parent;      /* nested txns (issue 3) */
+    MDB_txn *child;
+    pgno_t next_pgno;     /* first never-used page number (alloc.c) */
+    txnid_t txnid;        /* snapshot id (read) or id to commit as (write) */
+    MDB_env *env;
+    pgno_list free_pgs;   /* pages this txn freed; saved under key txnid at commit (freelist.c) */
+    page *loose_pgs;      /* freed dirty pages reusable in this txn, linked through pgno field */
+    int loose_count;
+    pgno_list spill_pgs;  /* spilled page numbers, shifted left 1 (dirty.c) */
+    dirty_list dirty;     /* write txns: dirty pages (dirty.c) */
+    reader_slot *reader;  /* read txns: our slot in lock.mdb (readers.c) */
+    db_info *dbinfo;      /* == env->dbinfo */
+    db_record *dbs;       /* per-txn copies of each database's root record */
+    unsigned *dbseq;      /* per-dbi sequence numbers at open time, to detect reopen */
+    MDB_cursor **cursors; /* write txns: per-dbi list of open cursors to fix up (cursor_track.c) */
+    uint8_t *dbstate;     /* DBS_* per dbi */
+    MDB_dbi numdbs;       /* handles valid in this txn */
+    unsigned flags;       /* TXN_* */
+    unsigned dirty_room;  /* dirty entries left before spilling */
+};
+
+/* ---- cursor ---- */
+#define C_INITIALIZED 0x01 /* positioned */
+#define C_EOF 0x02         /* moved past the last/first item */
+#define C_SUB 0x04         /* is the sub-cursor of a DUPSORT cursor */
+#define C_DEL 0x08         /* last op was a delete: next move must not skip */
+#define C_UNTRACK 0x40     /* not in txn->cursors (internal temporary cursor) */
+
+struct xcursor; /* DUPSORT sub-cursor, issue 3 */
+
+struct MDB_cursor {
+    MDB_cursor *next;       /* next cursor on the same dbi in txn->cursors[dbi] */
+    MDB_cursor *backup;     /* parent's copy while a nested txn runs (issue 3) */
+    struct xcursor *xcursor;/* sub-cursor for duplicates, NULL unless DUPSORT */
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    db_record *db;          /* &txn->dbs[dbi], or the sub-DB record of an xcursor */
+    db_info *dbinfo;        /* &txn->dbinfo[dbi] (or the xcursor's) */
+    uint8_t *dbstate;       /* &txn->dbstate[dbi] */
+    uint16_t snum;          /* depth of the page stack */
+    uint16_t top;           /* index of the top page, snum - 1 */
+    unsigned flags;         /* C_* */
+    page *pg[CURSOR_STACK]; /* pg[0] is the root */
+    indx_t ki[CURSOR_STACK];
+};
+
+/* ---- environment ---- */
+#define ENV_FATAL 0x80000000u   /* a meta write failed: every later call returns MDB_PANIC */
+#define ENV_ACTIVE 0x20000000u  /* opened successfully */
+#define ENV_TXKEY 0x10000000u   /* reader-slot TLS key created */
+
+struct lock_region; /* lockfile.h */
+struct os_ops;      /* os.h */
+
+struct MDB_env {
+    int data_fd;          /* data file */
+    int meta_fd;          /* data file opened O_DSYNC for meta writes (or == data_fd) */
+    int lock_fd;          /* lock file, -1 with NOLOCK */
+    struct lock_region *lock; /* mapped lock.mdb, NULL with NOLOCK (lockfile.c) */
+    unsigned flags;       /* MDB_* env flags | ENV_* */
+    unsigned psize;       /* page size of the file */
+    unsigned os_psize;    /* OS page size */
+    unsigned maxreaders;
+    unsigned numreaders_cached;
+    MDB_dbi numdbs;       /* handles in use (>= CORE_DBS) */
+    MDB_dbi maxdbs;       /* maxdbs + CORE_DBS */
+    pid_t pid;            /* process that opened the env (fork detection) */
+    char *path;           /* as given to mdb_env_open */
+    uint8_t *map;         /* the memory map of data.mdb */
+    size_t mapsize;
+    pgno_t maxpg;         /* mapsize / psize */
+    meta_record *metas[2];/* pointers into the map at pages 0 and 1 */
+    MDB_txn *write_txn;   /* the env's one write txn object, reused */
+    txnid_t pgstate_id;   /* last freelist record consumed by the writer (freelist.c) */
+    pgno_list reclaimed;  /* pages reclaimed from the freelist, not yet used (freelist.c) */
+    page *page_cache;     /* malloc'd single pages kept for reuse (dirty.c) */
+    db_info *dbinfo;      /* array[maxdbs] */
+    uint16_t *dbflags;    /* array[maxdbs]: persistent flags of each open handle */
+    unsigned *dbseq;      /* array[maxdbs]: bumped when a slot is closed/reused */
+    pthread_key_t reader_key; /* TLS slot binding, unless MDB_NOTLS */
+    pthread_mutex_t dbi_mutex;/* guards handle-table updates across threads */
+    unsigned maxkeysize;
+    unsigned node_max;    /* NODE_MAX(psize) */
+    unsigned maxfree_1pg; /* free-list entries fitting in one page */
+    void *userctx;
+    MDB_assert_func *assert_fn;
+    size_t max_dirty;     /* dirty list capacity before spilling */
+};
+
+#endif
