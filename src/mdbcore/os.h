@@ -40,4 +40,34 @@ unsigned os_page_size(void);
 int os_fcntl_lock(int fd, int cmd, short type, off_t off, off_t len); /* 0 or errno */
 int os_fcntl_getlk_pid(int fd, off_t off, off_t len, int *locked);   /* *locked=1 if another process holds it */
 
+/* ---- Added by the os/lockfile owner (additions only; the declarations above are unchanged).
+ * Small named helpers so engine files need no <fcntl.h>/<sys/mman.h> of their own. ---- */
+#include <stdint.h>
+
+/* os_open_file `how` bits; the file is always opened close-on-exec, through os_current. */
+#define OS_OPEN_RDONLY 0x0u
+#define OS_OPEN_RDWR 0x1u
+#define OS_OPEN_CREATE 0x2u  /* O_CREAT */
+#define OS_OPEN_DSYNC 0x4u   /* O_DSYNC: each write is durable when it returns */
+#define OS_OPEN_EXCL 0x8u    /* O_EXCL (with CREATE) */
+#define OS_OPEN_DIRECT 0x10u /* O_DIRECT; callers must be ready for EINVAL */
+int os_open_file(const char *path, unsigned how, mode_t mode, int *fd_out);
+
+/* Map `len` bytes of `fd` from `off`, MAP_SHARED, read-only or read-write, through
+ * os_current->mmap.  addr_hint is a hint only (NULL: anywhere). */
+int os_map_file(int fd, size_t len, off_t off, int writable, void *addr_hint, void **out);
+
+/* Advisory fcntl byte-range locks (owned by the process, dropped by any close of the file).
+ * kind: OS_LOCK_UNLOCK / OS_LOCK_SHARED / OS_LOCK_EXCL; wait != 0 blocks (F_SETLKW).
+ * Returns 0, EAGAIN when another process holds a conflicting lock (EACCES is folded into
+ * EAGAIN), or another errno. */
+#define OS_LOCK_UNLOCK 0
+#define OS_LOCK_SHARED 1
+#define OS_LOCK_EXCL 2
+int os_lock(int fd, int kind, int wait, off_t off, off_t len);
+
+/* Identity of an open file (st_dev, st_ino) and whether it was opened O_DSYNC/O_SYNC.
+ * Any out pointer may be NULL.  Used by the fault seam's write log. */
+int os_file_identity(int fd, uint64_t *dev, uint64_t *ino, int *dsync);
+
 #endif
