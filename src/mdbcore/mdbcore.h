@@ -1,0 +1,226 @@
+/*
+ * mdbcore.h -- mdb's extras beyond the LMDB API (layer L0 header).
+ *
+ *  1. The fault seam (os_fault.c): fail the Nth OS call of a kind, record every write and
+ *     sync, and build the disk image a power loss could leave.  Inert until armed.
+ *  2. The structural checker (walk.c, check.c): verifies a snapshot of data.mdb from its
+ *     raw bytes -- page accounting, key order, tree shape, record counts -- and returns a
+ *     structured report.  It never trusts a byte of the file, so it can run on fuzzed input.
+ *
+ * None of these names is exported from libmdbcore.so (exports.map lists only LMDB's 56
+ * functions).  Tests link build/libmdbcore.a, or build/libmdbcore-test.so whose version
+ * script (exports-test.map) also exports mdbcore_*.
+ */
+#ifndef MDBCORE_MDBCORE_H
+#define MDBCORE_MDBCORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+#include "lmdb.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ====================================================================================
+ * 1. Fault seam
+ * ==================================================================================== */
+
+/* Kinds of OS call, one per os_ops entry, plus two groups. */
+enum mdbcore_fault_kind {
+    MDBCORE_FAULT_OPEN = 0,
+    MDBCORE_FAULT_CLOSE,
+    MDBCORE_FAULT_PREAD,
+    MDBCORE_FAULT_PWRITE,
+    MDBCORE_FAULT_PWRITEV,
+    MDBCORE_FAULT_FSYNC,
+    MDBCORE_FAULT_FDATASYNC,
+    MDBCORE_FAULT_FTRUNCATE,
+    MDBCORE_FAULT_FSIZE,
+    MDBCORE_FAULT_MMAP,
+    MDBCORE_FAULT_MUNMAP,
+    MDBCORE_FAULT_MSYNC,
+    MDBCORE_FAULT_MADVISE,
+    MDBCORE_FAULT_NKINDS,
+    /* Groups, accepted by fail_nth/fail_from/calls: */
+    MDBCORE_FAULT_WRITE = 100, /* pwrite or pwritev */
+    MDBCORE_FAULT_SYNC = 101,  /* fsync, fdatasync or msync */
+    MDBCORE_FAULT_ANY = 102    /* every call */
+};
+
+/* Route os_current through the fault table (idempotent).  Arming or recording installs it
+ * implicitly; mdbcore_fault_reset() restores the table that was in force before. */
+int mdbcore_fault_install(void);
+/* Make the n-th call (1 = the next one) of `kind`, counted from now, fail with `err`
+ * (a positive errno) without reaching the OS.  Up to 16 rules may be armed at once. */
+int mdbcore_fault_fail_nth(int kind, unsigned long n, int err);
+/* Same, but the n-th call and every later one fail ("the disk died"). */
+int mdbcore_fault_fail_from(int kind, unsigned long n, int err);
+/* Calls of `kind` seen by the seam since it was installed or last reset. */
+unsigned long mdbcore_fault_calls(int kind);
+/* Number of calls failed on purpose so far. */
+unsigned long mdbcore_fault_injected(void);
+
+/* The write/sync log. */
+void mdbcore_fault_record_start(void); /* clears the log, then records */
+void mdbcore_fault_record_stop(void);
+
+typedef struct mdbcore_fault_entry {
+    int kind;         /* PWRITE, PWRITEV, FSYNC, FDATASYNC, MSYNC, FTRUNCATE, MMAP, MUNMAP */
+    int fd;           /* -1 for msync/munmap */
+    int dsync;        /* the fd was opened O_DSYNC/O_SYNC: the write was durable on return */
+    int result;       /* 0 or the errno the call returned */
+    uint64_t dev, ino;/* file identity (0 when unknown); msync: of the mapping's file */
+    uint64_t offset;  /* write: file offset; ftruncate: new length; mmap/msync: file offset */
+    size_t len;       /* bytes written / synced / mapped */
+    const void *data; /* write payload (len bytes), owned by the log; NULL otherwise */
+    void *addr;       /* mmap/munmap/msync address */
+} mdbcore_fault_entry;
+
+size_t mdbcore_fault_log_count(void);
+/* Copy entry i into *out (its data pointer stays valid until the log is cleared).
+ * Returns 0, or ERANGE when i is out of range. */
+int mdbcore_fault_log_entry(size_t i, mdbcore_fault_entry *out);
+/* Disarm every rule, stop recording, free the log, zero the counters, uninstall. */
+void mdbcore_fault_reset(void);
+
+/* Identity of the file at `path` (for the crash-image filter). */
+int mdbcore_fault_file_id(const char *path, uint64_t *dev, uint64_t *ino);
+
+/* What a power loss keeps of the writes issued after the last durability point. */
+enum mdbcore_crash_mode {
+    MDBCORE_CRASH_DROP_UNSYNCED = 0, /* none of them */
+    MDBCORE_CRASH_KEEP_ALL = 1,      /* all of them (the OS flushed everything) */
+    MDBCORE_CRASH_SUBSET = 2,        /* each whole write kept or lost at random (reordering) */
+    MDBCORE_CRASH_TORN = 3           /* each `grain`-byte piece of each write kept or lost */
+};
+
+/* Build a crash image of one file.  `out_fd` must hold the file's content as it was when
+ * recording started (the caller copies it); this applies log entries [0, upto) that
+ * concern file (dev, ino):
+ *  - every write issued before the last successful fsync/fdatasync/msync of that file in
+ *    the window, and every write through an O_DSYNC descriptor, is applied as issued;
+ *  - later writes are applied according to `mode`, using `seed` for the random choices
+ *    and `grain` (e.g. the page size; 0 = 4096) for MDBCORE_CRASH_TORN;
+ *  - ftruncate entries are applied in order.
+ * Writes made through a writable map (WRITEMAP) are not seen by the log.
+ * Returns 0 or an errno.  *kept / *dropped (may be NULL) count the unsynced writes. */
+int mdbcore_fault_crash_image(int out_fd, uint64_t dev, uint64_t ino, size_t upto, int mode,
+                              uint64_t seed, size_t grain, size_t *kept, size_t *dropped);
+
+/* ====================================================================================
+ * 2. Structural checker
+ * ==================================================================================== */
+
+/* A caller-supplied comparator for one database (NULL name = the main DB). */
+typedef struct mdbcore_check_cmp {
+    const char *name;   /* NUL-terminated named-DB name, or NULL for MAIN_DBI */
+    MDB_cmp_func *cmp;  /* key comparator, NULL = default from the DB flags */
+    MDB_cmp_func *dcmp; /* duplicate comparator, NULL = default from the DB flags */
+} mdbcore_check_cmp;
+
+/* The input: raw bytes of one snapshot. */
+typedef struct mdbcore_snapshot {
+    const uint8_t *map;  /* page 0 of the file (mapped or read into memory) */
+    size_t map_len;      /* readable bytes at map */
+    uint64_t file_size;  /* bytes in the file; pages past it are holes */
+    unsigned psize;      /* page size */
+    pgno_t next_pgno;    /* last_pg + 1 of the chosen meta */
+    txnid_t txnid;       /* the chosen meta's txnid (informational) */
+    db_record dbs[CORE_DBS]; /* FREE_DBI and MAIN_DBI records of the chosen meta */
+    const mdbcore_check_cmp *cmps; /* optional comparators per DB */
+    size_t ncmps;
+    unsigned flags;      /* MDBCORE_CHECK_* */
+    unsigned max_problems; /* 0 = 1000; further problems are only counted */
+} mdbcore_snapshot;
+
+#define MDBCORE_CHECK_NO_KEYS 0x1u  /* skip key-order checks (faster) */
+#define MDBCORE_CHECK_NO_METAS 0x2u /* do not look at pages 0/1 (the caller vouches) */
+
+/* Problem classes. */
+enum mdbcore_problem_code {
+    MDBCORE_P_BOUNDS = 1,  /* pgno/offset/size outside the page, map or file */
+    MDBCORE_P_PAGE,        /* bad page header: flags, pgno field, lower/upper */
+    MDBCORE_P_NODE,        /* bad node: flags, sizes, sub-page, sub-DB record */
+    MDBCORE_P_ORDER,       /* keys out of order inside a page */
+    MDBCORE_P_RANGE,       /* key outside the separators of the parent */
+    MDBCORE_P_DEPTH,       /* leaves at different depths, or depth != the record's */
+    MDBCORE_P_COUNT,       /* page or entry counts differ from the db_record */
+    MDBCORE_P_TWICE,       /* page reached twice (two parents, two trees, or a cycle) */
+    MDBCORE_P_LEAK,        /* page neither reachable nor free */
+    MDBCORE_P_FREE,        /* free-list problem: bad record, page listed twice, free+used */
+    MDBCORE_P_META         /* bad meta page */
+};
+
+typedef struct mdbcore_check_problem {
+    pgno_t pgno;     /* the page concerned, or P_INVALID */
+    int code;        /* MDBCORE_P_* */
+    char db[64];     /* "@free", "@main", the DB name (truncated, non-printables as '?'),
+                        with "/dup" appended inside a duplicate sub-tree */
+    char msg[160];
+} mdbcore_check_problem;
+
+typedef struct mdbcore_check_db {
+    char *name;          /* malloc'd, NUL-terminated: "@free", "@main" or the DB name */
+    size_t name_len;     /* raw name length (named DBs) */
+    db_record rec;       /* the record as stored */
+    unsigned depth;      /* measured depth (0 when empty) */
+    uint64_t branch_pages, leaf_pages, overflow_pages, entries; /* measured */
+    uint64_t dup_subpages;   /* DUPSORT: keys whose dups live in a sub-page */
+    uint64_t dup_subdbs;     /* DUPSORT: keys whose dups live in a sub-DB */
+    uint64_t dup_pages;      /* pages of all dup sub-DBs (counted in their own records) */
+} mdbcore_check_db;
+
+typedef struct mdbcore_check_report {
+    unsigned psize;
+    pgno_t next_pgno;
+    txnid_t txnid;
+    /* Page accounting over [0, next_pgno). */
+    uint64_t meta_pages;      /* 2 */
+    uint64_t branch_pages;    /* every tree, including dup sub-DBs */
+    uint64_t leaf_pages;      /* including LEAF2 */
+    uint64_t leaf2_pages;
+    uint64_t overflow_pages;  /* pages inside overflow runs */
+    uint64_t overflow_runs;
+    uint64_t reachable_pages; /* meta + branch + leaf + overflow */
+    uint64_t free_pages;      /* distinct pages listed in the free DB */
+    uint64_t free_records;
+    uint64_t leaked_pages;    /* neither reachable nor free */
+    uint64_t twice_pages;     /* reached more than once */
+    uint64_t free_and_used;   /* listed free and reachable */
+    pgno_t *leaked;           /* first leaked page numbers (up to 1000), malloc'd */
+    size_t nleaked;
+    /* Per database: [0] free, [1] main, then named DBs in key order. */
+    mdbcore_check_db *dbs;
+    size_t ndbs;
+    /* Problems. */
+    mdbcore_check_problem *problems;
+    size_t nproblems;         /* stored */
+    uint64_t problems_total;  /* found (>= nproblems) */
+} mdbcore_check_report;
+
+/* Check one snapshot.  Returns 0 when no problem was found, MDB_CORRUPTED when problems
+ * were found (see rep->problems), or an errno (EINVAL, ENOMEM) when the check could not
+ * run.  The report is filled in every case and must be released with
+ * mdbcore_check_report_free. */
+int mdbcore_check_snapshot(const mdbcore_snapshot *in, mdbcore_check_report *rep);
+/* Check the snapshot seen by `txn` (a read txn, or a write txn before it wrote anything).
+ * Comparators set with mdb_set_compare/mdb_set_dupsort on handles open in the txn are used. */
+int mdbcore_check_txn(MDB_txn *txn, mdbcore_check_report *rep);
+/* Begin a read txn on `env`, check it, abort it. */
+int mdbcore_check_env(MDB_env *env, mdbcore_check_report *rep);
+void mdbcore_check_report_free(mdbcore_check_report *rep);
+/* Print the report in human form (summary, per-DB table, problems) through `func`. */
+int mdbcore_check_report_print(const mdbcore_check_report *rep, MDB_msg_func *func, void *ctx);
+
+/* Pick the newest valid meta of a data file image and fill in->psize, next_pgno, txnid and
+ * dbs (map, map_len and file_size must already be set).  `which` (-1 = newest) forces meta
+ * 0 or 1.  Returns 0, MDB_INVALID (no valid meta) or MDB_VERSION_MISMATCH. */
+int mdbcore_snapshot_from_metas(mdbcore_snapshot *in, int which);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
