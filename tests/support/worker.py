@@ -1,0 +1,397 @@
+#!/usr/bin/env python3
+"""worker -- one LMDB implementation in one process, driven from the command line.
+
+    python tests/support/worker.py IMPL COMMAND ARGS...
+
+IMPL is `lib` (the library under test, dlopen()ed from $MDB_TEST_LIB through cffi) or
+`wheel` (real LMDB 0.9, embedded in the `lmdb` PyPI wheel).  A process loads exactly one
+of them, so no environment is ever opened by two engines inside one process (fcntl locks
+are per process; see lmdbffi.py).
+
+Commands (each prints one JSON object on stdout; exit status 0 unless it crashed):
+    write-shape DIR SEED          apply dataset.plan(SEED) to a new environment
+    read-all DIR OUT [SEED]       write the listing of every database to OUT (JSON); with
+                                  SEED also spot-check mdb_get against dataset.expected
+    conc-init DIR                 create the concurrency environment (constant-sum accounts)
+    conc-writer DIR CTRL N COMMITS SEED
+                                  wait for N readers to be ready, then commit COMMITS
+                                  balance-preserving transactions, the last one setting "done"
+    conc-reader DIR CTRL ID       read snapshots until "done"; check every one of them
+    freelist DIR SEED             the free-page reuse scenario (pinned reader, then 20,000
+                                  update transactions); reports the file size over time
+"""
+
+import json
+import os
+import random
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from support import dataset  # noqa: E402
+from support import lmdbffi as F  # noqa: E402
+
+MAPSIZE = 1 << 30
+
+
+# --------------------------------------------------------------------------------------
+# Two backends with one small surface: open / begin / db / put / get / delete / items.
+
+class LibBackend:
+    name = "lib"
+
+    def __init__(self, path, nosync=False, notls=False):
+        self.lib = F.load()
+        flags = (F.NOSYNC if nosync else 0) | (F.NOTLS if notls else 0)
+        self.env = F.Env(self.lib, path, mapsize=MAPSIZE, maxdbs=8, flags=flags)
+
+    def begin(self, write=False):
+        return LibTxn(self, write)
+
+    def close(self):
+        self.env.close()
+
+
+class LibTxn:
+    def __init__(self, be, write):
+        self.t = be.env.begin(write)
+        self.write = write
+        self.dbis = {}
+
+    def db(self, name):
+        if name not in self.dbis:
+            flags = dataset.DB_FLAGS.get(name, 0) if name in dataset.DB_FLAGS else 0
+            if self.write:
+                flags |= F.CREATE
+            self.dbis[name] = self.t.open_db(None if name is None else name.encode(), flags)
+        return self.dbis[name]
+
+    def put(self, name, k, v):
+        self.t.put(self.db(name), k, v)
+
+    def get(self, name, k):
+        return self.t.get(self.db(name), k)
+
+    def delete(self, name, k):
+        return self.t.delete(self.db(name), k)
+
+    def items(self, name):
+        return self.t.items(self.db(name))
+
+    def db_flags(self, name):
+        return self.t.dbi_flags(self.db(name))
+
+    def commit(self):
+        self.t.commit()
+
+    def abort(self):
+        self.t.abort()
+
+
+class WheelBackend:
+    name = "wheel"
+
+    def __init__(self, path, nosync=False, notls=False):
+        import lmdb  # the wheel: real LMDB, never loaded together with the library under test
+        self.lmdb = lmdb
+        self.env = lmdb.open(path, map_size=MAPSIZE, max_dbs=8, sync=not nosync,
+                             lib_version=0)
+        self.handles = {}
+
+    def begin(self, write=False):
+        return WheelTxn(self, write)
+
+    def close(self):
+        self.env.close()
+
+
+class WheelTxn:
+    def __init__(self, be, write):
+        self.be = be
+        self.t = be.env.begin(write=write)
+        self.write = write
+        self.local = {}
+
+    def db(self, name):
+        if name is None:
+            return None  # the main database
+        # A handle opened inside a read txn is not kept by the wheel after that txn ends
+        # (LMDB 0.9 drops it unless the txn commits, and the wheel may recycle read txns),
+        # so read txns open their handles afresh; handles from write txns are cached.
+        cache = self.be.handles if self.write else self.local
+        if name not in cache:
+            f = dataset.DB_FLAGS.get(name, 0)
+            cache[name] = self.be.env.open_db(
+                name.encode(), txn=self.t, create=self.write,
+                integerkey=bool(f & F.INTEGERKEY), reverse_key=bool(f & F.REVERSEKEY),
+                dupsort=bool(f & F.DUPSORT))
+        return cache[name]
+
+    def _kw(self, name):
+        d = self.db(name)
+        return {} if d is None else {"db": d}
+
+    def put(self, name, k, v):
+        if not self.t.put(k, v, **self._kw(name)):
+            raise RuntimeError(f"wheel put refused {name}:{k!r}")
+
+    def get(self, name, k):
+        return self.t.get(k, **self._kw(name))
+
+    def delete(self, name, k):
+        return self.t.delete(k, **self._kw(name))
+
+    def items(self, name):
+        with self.t.cursor(**self._kw(name)) as c:
+            for k, v in c.iternext():
+                yield bytes(k), bytes(v)
+
+    def db_flags(self, name):
+        d = self.db(name)
+        if d is None:
+            return 0
+        fl = d.flags(self.t)
+        return ((F.REVERSEKEY if fl.get("reverse_key") else 0)
+                | (F.DUPSORT if fl.get("dupsort") else 0)
+                | (F.INTEGERKEY if fl.get("integerkey") else 0))
+
+    def commit(self):
+        self.t.commit()
+
+    def abort(self):
+        self.t.abort()
+
+
+def backend(impl, path, **kw):
+    if impl == "lib":
+        return LibBackend(path, **kw)
+    if impl == "wheel":
+        return WheelBackend(path, **kw)
+    raise SystemExit(f"unknown impl {impl!r}")
+
+
+def out(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+# --------------------------------------------------------------------------------------
+# (a) interop shape
+
+def cmd_write_shape(impl, d, seed):
+    os.makedirs(d, exist_ok=True)
+    be = backend(impl, d)
+    n = 0
+    for ops in dataset.plan(int(seed)):
+        t = be.begin(write=True)
+        for op, name, k, v in ops:
+            if op == "put":
+                t.put(name, k, v)
+            else:
+                if not t.delete(name, k):
+                    raise RuntimeError(f"delete of a key that should exist: {name}:{k!r}")
+            n += 1
+        t.commit()
+    be.close()
+    out({"ops": n})
+
+
+def cmd_read_all(impl, d, outfile, seed=None):
+    be = backend(impl, d)
+    t = be.begin(write=False)
+    listing = {}
+    flags = {}
+    named_in_main = []
+    for name in [None] + dataset.NAMED:
+        pairs = list(t.items(name))
+        if name is None:
+            named_in_main = [k.decode() for k, v in pairs if k.decode("latin-1") in
+                             dataset.NAMED and len(v) == 48]
+            pairs = [(k, v) for k, v in pairs if k.decode("latin-1") not in dataset.NAMED]
+        listing["" if name is None else name] = dataset.fingerprint_pairs(pairs)
+        flags["" if name is None else name] = t.db_flags(name)
+    # Spot checks through the point-lookup path (mdb_get), not only the cursor.
+    get_errors = []
+    if seed is not None:
+        exp = dataset.expected(int(seed))
+        rng = random.Random(7)
+        for name in [None, "plain", "intkey", "revkey"]:
+            keys = sorted(exp[name])
+            for k in rng.sample(keys, 200):
+                got = t.get(name, k)
+                if got != exp[name][k]:
+                    get_errors.append(f"{name}:{k.hex()}: got "
+                                      f"{None if got is None else len(got)} bytes, want "
+                                      f"{len(exp[name][k])}")
+            absent = (2 ** 63 + 12345).to_bytes(8, "little") if name == "intkey" \
+                else b"\x00\x00no-such-key"
+            if absent not in exp[name] and t.get(name, absent) is not None:
+                get_errors.append(f"{name}: absent key {absent.hex()} found")
+    t.abort()
+    be.close()
+    with open(outfile, "w") as f:
+        json.dump({"listing": listing, "flags": flags, "named_in_main": named_in_main,
+                   "get_errors": get_errors[:20]}, f)
+    out({"dbs": len(listing)})
+
+
+# --------------------------------------------------------------------------------------
+# (b) concurrency: a constant sum over accounts, a generation counter, a "done" flag
+
+ACCOUNTS = 256
+START = 1000
+U64 = 8
+
+
+def _u64(b):
+    return int.from_bytes(b, "little")
+
+
+def _p64(n):
+    return n.to_bytes(U64, "little")
+
+
+def cmd_conc_init(impl, d):
+    os.makedirs(d, exist_ok=True)
+    be = backend(impl, d)
+    t = be.begin(write=True)
+    for i in range(ACCOUNTS):
+        t.put("plain", b"acct%04d" % i, _p64(START))
+    t.put(None, b"gen", _p64(0))
+    t.commit()
+    be.close()
+    out({"accounts": ACCOUNTS})
+
+
+def cmd_conc_writer(impl, d, ctrl, nreaders, commits, seed):
+    nreaders, commits = int(nreaders), int(commits)
+    rng = random.Random(int(seed))
+    be = backend(impl, d)
+    deadline = time.monotonic() + 60
+    while len([f for f in os.listdir(ctrl) if f.startswith("ready.")]) < nreaders:
+        if time.monotonic() > deadline:
+            out({"error": "readers never became ready"})
+            return 1
+        time.sleep(0.01)
+    t0 = time.monotonic()
+    for g in range(1, commits + 1):
+        t = be.begin(write=True)
+        for _ in range(rng.randrange(1, 9)):
+            a, b = rng.randrange(ACCOUNTS), rng.randrange(ACCOUNTS)
+            ka, kb = b"acct%04d" % a, b"acct%04d" % b
+            va = _u64(t.get("plain", ka))
+            amt = rng.randrange(0, va + 1)
+            t.put("plain", ka, _p64(va - amt))
+            t.put("plain", kb, _p64(_u64(t.get("plain", kb)) + amt))
+        # Churn: filler keys of varying sizes come and go, so pages split, merge and free.
+        t.put("revkey", b"fill.%06d" % g, rng.randbytes(rng.choice([0, 10, 500, 3000, 9000])))
+        if g > 40:
+            t.delete("revkey", b"fill.%06d" % (g - 40))
+        t.put(None, b"gen", _p64(g))
+        if g == commits:
+            t.put(None, b"done", b"1")
+        t.commit()
+        time.sleep(rng.random() * 0.003)
+    be.close()
+    out({"commits": commits, "seconds": round(time.monotonic() - t0, 3)})
+    return 0
+
+
+def cmd_conc_reader(impl, d, ctrl, rid):
+    be = backend(impl, d)
+    deadline = time.monotonic() + 120
+    reads, gens, last_gen, violations, done = 0, set(), -1, [], False
+    while not done:
+        if time.monotonic() > deadline:
+            violations.append("timed out before seeing done")
+            break
+        t = be.begin(write=False)
+        total = count = 0
+        for k, v in t.items("plain"):
+            if k.startswith(b"acct"):
+                total += _u64(v)
+                count += 1
+        g = _u64(t.get(None, b"gen"))
+        done = t.get(None, b"done") is not None
+        t.abort()
+        reads += 1
+        if count != ACCOUNTS or total != ACCOUNTS * START:
+            violations.append(f"read {reads} gen {g}: {count} accounts, sum {total}")
+        if g < last_gen:
+            violations.append(f"read {reads}: generation went back {last_gen} -> {g}")
+        last_gen = g
+        gens.add(g)
+        if reads == 1:
+            open(os.path.join(ctrl, f"ready.{rid}"), "w").close()
+        if len(violations) > 10:
+            break
+    be.close()
+    out({"impl": impl, "reads": reads, "distinct_gens": len(gens), "last_gen": last_gen,
+         "done": done, "violations": violations})
+
+
+# --------------------------------------------------------------------------------------
+# (c) free-page reuse
+
+def cmd_freelist(impl, d, seed, pinned_updates="1000", updates="20000"):
+    rng = random.Random(int(seed))
+    os.makedirs(d, exist_ok=True)
+    be = backend(impl, d, nosync=True, notls=True)
+    datafile = os.path.join(d, "data.mdb")
+    model = {}
+    t = be.begin(write=True)
+    for i in range(2000):
+        k = b"k%05d" % i
+        model[k] = rng.randbytes(rng.randrange(50, 400))
+        t.put(None, k, model[k])
+    t.commit()
+    size_loaded = os.path.getsize(datafile)
+
+    def update_txn():
+        t = be.begin(write=True)
+        for _ in range(10):
+            k = b"k%05d" % rng.randrange(2000)
+            model[k] = rng.randbytes(rng.choice([0, 20, 100, 300, 1000, 2500]))
+            t.put(None, k, model[k])
+        t.commit()
+
+    pinned = be.begin(write=False)
+    snap = dict(model)
+    for _ in range(int(pinned_updates)):
+        update_txn()
+    size_pinned = os.path.getsize(datafile)
+    snapshot_ok = dict(pinned.items(None)) == snap
+    pinned.abort()
+
+    sizes = []
+    for i in range(1, int(updates) + 1):
+        update_txn()
+        if i % 1000 == 0:
+            sizes.append(os.path.getsize(datafile))
+    t = be.begin(write=False)
+    final_ok = dict(t.items(None)) == model
+    t.abort()
+    be.close()
+    out({"size_loaded": size_loaded, "size_pinned": size_pinned, "sizes": sizes,
+         "snapshot_ok": snapshot_ok, "final_ok": final_ok})
+
+
+COMMANDS = {
+    "write-shape": cmd_write_shape,
+    "read-all": cmd_read_all,
+    "conc-init": cmd_conc_init,
+    "conc-writer": cmd_conc_writer,
+    "conc-reader": cmd_conc_reader,
+    "freelist": cmd_freelist,
+}
+
+
+def main(argv):
+    if len(argv) < 3 or argv[2] not in COMMANDS:
+        raise SystemExit(__doc__)
+    return COMMANDS[argv[2]](argv[1], *argv[3:]) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
