@@ -1,0 +1,92 @@
+/*
+ * lmdb_helper.c -- a tiny program linked with the REAL LMDB (-llmdb), used by the lock-file
+ * tests to put a genuine LMDB process on the other side of a shared environment.
+ *
+ *   lmdb_helper put DIR N        write N keys in one txn, commit, exit
+ *   lmdb_helper reader DIR       open a read txn, print "ready <txnid>", wait for stdin EOF
+ *   lmdb_helper writer DIR       begin a write txn, print "ready", wait for stdin EOF
+ *   lmdb_helper list DIR         print mdb_reader_list's output
+ *   lmdb_helper check DIR        print "dead <n>" from mdb_reader_check
+ * Exit status 0 on success; errors go to stderr with mdb_strerror.
+ */
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TRY(x)                                                                       \
+    do {                                                                             \
+        int rc_ = (x);                                                               \
+        if (rc_) {                                                                   \
+            fprintf(stderr, "lmdb_helper: %s: %s\n", #x, mdb_strerror(rc_));         \
+            exit(2);                                                                 \
+        }                                                                            \
+    } while (0)
+
+static int print_msg(const char *msg, void *ctx)
+{
+    (void)ctx;
+    fputs(msg, stdout);
+    return 0;
+}
+
+static void wait_eof(void)
+{
+    char buf[64];
+    while (read(0, buf, sizeof buf) > 0)
+        ;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: lmdb_helper put|reader|writer|list|check DIR [N]\n");
+        return 2;
+    }
+    MDB_env *env;
+    TRY(mdb_env_create(&env));
+    TRY(mdb_env_set_mapsize(env, 1 << 20));
+    TRY(mdb_env_open(env, argv[2], 0, 0644));
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "put")) {
+        int n = argc > 3 ? atoi(argv[3]) : 10;
+        MDB_txn *txn;
+        MDB_dbi dbi;
+        TRY(mdb_txn_begin(env, NULL, 0, &txn));
+        TRY(mdb_dbi_open(txn, NULL, 0, &dbi));
+        for (int i = 0; i < n; i++) {
+            char k[32], v[32];
+            snprintf(k, sizeof k, "key%06d", i);
+            snprintf(v, sizeof v, "val%d", i);
+            MDB_val key = {strlen(k), k}, val = {strlen(v), v};
+            TRY(mdb_put(txn, dbi, &key, &val, 0));
+        }
+        TRY(mdb_txn_commit(txn));
+    } else if (!strcmp(cmd, "reader")) {
+        MDB_txn *txn;
+        TRY(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+        printf("ready %zu\n", mdb_txn_id(txn));
+        fflush(stdout);
+        wait_eof();
+        mdb_txn_abort(txn);
+    } else if (!strcmp(cmd, "writer")) {
+        MDB_txn *txn;
+        TRY(mdb_txn_begin(env, NULL, 0, &txn));
+        printf("ready %zu\n", mdb_txn_id(txn));
+        fflush(stdout);
+        wait_eof();
+        mdb_txn_abort(txn);
+    } else if (!strcmp(cmd, "list")) {
+        TRY(mdb_reader_list(env, print_msg, NULL) < 0);
+    } else if (!strcmp(cmd, "check")) {
+        int dead = -1;
+        TRY(mdb_reader_check(env, &dead));
+        printf("dead %d\n", dead);
+    } else {
+        fprintf(stderr, "lmdb_helper: unknown command %s\n", cmd);
+        return 2;
+    }
+    mdb_env_close(env);
+    return 0;
+}

@@ -1,0 +1,653 @@
+/*
+ * test_lockfile.c -- lock.mdb and the reader table (lockfile.c, readers.c), alone and
+ * shared with processes running the REAL LMDB (Debian's liblmdb, through lmdb_helper).
+ *
+ * Usage: test_lockfile [path-to-lmdb_helper]   (default build/unit/lmdb_helper)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lockfile.h"
+#include "os.h"
+#include "readers.h"
+#include "unit.h"
+
+static const char *helper = "build/unit/lmdb_helper";
+
+/* ---- small process utilities ---- */
+
+static char *mkdir_tmp(void)
+{
+    char *d = strdup("/tmp/mdb-lockXXXXXX");
+    if (!mkdtemp(d)) {
+        perror("mkdtemp");
+        exit(2);
+    }
+    return d;
+}
+
+static char *lockpath(const char *dir)
+{
+    static char buf[4][512];
+    static int k;
+    char *p = buf[k++ & 3];
+    snprintf(p, 512, "%s/lock.mdb", dir);
+    return p;
+}
+
+static void rmdir_all(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "warning: could not remove %s\n", dir);
+}
+
+typedef struct child {
+    pid_t pid;
+    int in;  /* write end: the child's stdin (close = EOF) */
+    int out; /* read end: the child's stdout */
+} child;
+
+/* Run lmdb_helper CMD DIR [ARG] with pipes on stdin/stdout. */
+static child spawn_helper(const char *cmd, const char *dir, const char *arg)
+{
+    int pin[2], pout[2];
+    if (pipe(pin) || pipe(pout)) {
+        perror("pipe");
+        exit(2);
+    }
+    child c = {fork(), pin[1], pout[0]};
+    if (c.pid == 0) {
+        dup2(pin[0], 0);
+        dup2(pout[1], 1);
+        close(pin[0]);
+        close(pin[1]);
+        close(pout[0]);
+        close(pout[1]);
+        execl(helper, helper, cmd, dir, arg, (char *)NULL);
+        perror("exec lmdb_helper");
+        _exit(127);
+    }
+    close(pin[0]);
+    close(pout[1]);
+    return c;
+}
+
+/* Read the child's output up to EOF or `max-1` bytes or, with `line`, one line. */
+static size_t read_out(int fd, char *buf, size_t max, int line)
+{
+    size_t n = 0;
+    while (n + 1 < max) {
+        ssize_t r = read(fd, buf + n, 1);
+        if (r <= 0)
+            break;
+        n++;
+        if (line && buf[n - 1] == '\n')
+            break;
+    }
+    buf[n] = 0;
+    return n;
+}
+
+static int reap(pid_t pid)
+{
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Run a helper to completion, capturing stdout; returns its exit status. */
+static int run_helper(const char *cmd, const char *dir, const char *arg, char *out, size_t max)
+{
+    child c = spawn_helper(cmd, dir, arg);
+    close(c.in);
+    char tmp[4096];
+    read_out(c.out, out ? out : tmp, out ? max : sizeof tmp, 0);
+    close(c.out);
+    return reap(c.pid);
+}
+
+typedef struct strbuf {
+    char s[8192];
+    size_t n;
+} strbuf;
+
+static int collect(const char *msg, void *ctx)
+{
+    strbuf *b = ctx;
+    size_t l = strlen(msg);
+    if (b->n + l < sizeof b->s) {
+        memcpy(b->s + b->n, msg, l + 1);
+        b->n += l;
+    }
+    return 0;
+}
+
+static reader_slot *find_slot(lock_region *lr, pid_t pid)
+{
+    for (unsigned i = 0; i < lr->head->numreaders && i < lr->maxreaders; i++)
+        if (lr->slots[i].pid == (uint32_t)pid)
+            return &lr->slots[i];
+    return NULL;
+}
+
+/* A forked child of our own that runs `fn` and then waits for EOF on its stdin pipe. */
+typedef int (*child_fn)(const char *dir, int report_fd);
+
+static child fork_ours(child_fn fn, const char *dir)
+{
+    int pin[2], pout[2];
+    if (pipe(pin) || pipe(pout))
+        exit(2);
+    child c = {fork(), pin[1], pout[0]};
+    if (c.pid == 0) {
+        close(pin[1]);
+        close(pout[0]);
+        int rc = fn(dir, pout[1]);
+        char b[8];
+        while (read(pin[0], b, sizeof b) > 0)
+            ;
+        _exit(rc);
+    }
+    close(pin[0]);
+    close(pout[1]);
+    return c;
+}
+
+static void say(int fd, const char *s)
+{
+    if (write(fd, s, strlen(s)) < 0)
+        _exit(3);
+}
+
+/* ---- tests ---- */
+
+static void t_first_opener(void)
+{
+    char *dir = mkdir_tmp();
+    lock_region *lr = NULL;
+    unsigned mr = 126;
+    int first = -1;
+    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    CHECK(lr != NULL);
+    if (!lr)
+        return;
+    CHECK_EQ(first, 1);
+    CHECK_EQ(mr, 126);
+    CHECK_EQ(lr->maxreaders, 126);
+    CHECK_EQ(lr->exclusive, 1);
+    struct stat st;
+    CHECK_EQ(stat(lockpath(dir), &st), 0);
+    CHECK_EQ(st.st_size, 128 + 64 * 126);
+    const uint8_t *b = (const uint8_t *)lr->head;
+    CHECK_EQ(lr->head->magic, 0xBEEFC0DE);
+    CHECK_EQ(lr->head->format, 0x00010001);
+    CHECK_EQ(b[8 + 16], 0x90);  /* rmutex kind: robust | process-shared */
+    CHECK_EQ(b[64 + 16], 0x90); /* wmutex kind */
+    CHECK_EQ(lr->head->txnid, 0);
+    CHECK_EQ(lr->head->numreaders, 0);
+
+    CHECK_EQ(lockfile_share(lr, 7), 0);
+    CHECK_EQ(lr->exclusive, 0);
+    CHECK_EQ(lr->head->txnid, 7);
+
+    /* A second process joins: it adopts the table size and sees the txnid. */
+    pid_t p = fork();
+    if (p == 0) {
+        lock_region *l2 = NULL;
+        unsigned m2 = 10;
+        int f2 = -1;
+        int rc = lockfile_open(&l2, lockpath(dir), 0644, 0, &m2, &f2);
+        int ok = rc == 0 && f2 == 0 && m2 == 126 && l2->head->txnid == 7 && !l2->exclusive;
+        lockfile_close(l2, getpid());
+        _exit(ok ? 0 : 1);
+    }
+    CHECK_EQ(reap(p), 0);
+
+    /* The writer and table mutexes work and report no dead owner. */
+    int od = -1;
+    CHECK_EQ(lockfile_writer_lock(lr, &od), 0);
+    CHECK_EQ(od, 0);
+    lockfile_writer_unlock(lr);
+    CHECK_EQ(lockfile_table_lock(lr, &od), 0);
+    CHECK_EQ(od, 0);
+    lockfile_table_unlock(lr);
+    lockfile_close(lr, getpid());
+
+    /* Alone again: the next opener is first and re-initialises. */
+    lr = NULL;
+    mr = 50;
+    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    CHECK_EQ(first, 1);
+    CHECK_EQ(mr, 126); /* the file is never shrunk */
+    if (lr) {
+        CHECK_EQ(lr->head->txnid, 0);
+        lockfile_close(lr, getpid());
+    }
+    rmdir_all(dir);
+    free(dir);
+}
+
+/* Our fresh head is byte-identical to the one real LMDB writes (except txnid/numreaders). */
+static void t_layout_matches_lmdb(void)
+{
+    char *d1 = mkdir_tmp(), *d2 = mkdir_tmp();
+    /* A fresh environment opened by LMDB without any txn: its mutexes are as initialised. */
+    CHECK_EQ(run_helper("list", d1, NULL, NULL, 0), 0);
+    lock_region *lr = NULL;
+    unsigned mr = 126;
+    int first;
+    CHECK_EQ(lockfile_open(&lr, lockpath(d2), 0644, 0, &mr, &first), 0);
+    CHECK_EQ(lockfile_share(lr, 0), 0);
+    lockfile_close(lr, getpid());
+    uint8_t a[8192], b[8192];
+    int fa = open(lockpath(d1), O_RDONLY), fb = open(lockpath(d2), O_RDONLY);
+    CHECK_EQ(read(fa, a, sizeof a), 8192);
+    CHECK_EQ(read(fb, b, sizeof b), 8192);
+    close(fa);
+    close(fb);
+    CHECK(memcmp(a, b, 48) == 0);          /* magic, format, rmutex */
+    CHECK(memcmp(a + 64, b + 64, 64) == 0); /* wmutex and padding */
+    rmdir_all(d1);
+    rmdir_all(d2);
+    free(d1);
+    free(d2);
+}
+
+/* A real LMDB reader is visible to us; we can write while it reads; its slot is swept
+ * after it is killed. */
+static void t_join_lmdb_reader(void)
+{
+    char *dir = mkdir_tmp();
+    CHECK_EQ(run_helper("put", dir, "5", NULL, 0), 0);
+    child c = spawn_helper("reader", dir, NULL);
+    char line[128];
+    read_out(c.out, line, sizeof line, 1);
+    CHECK(strncmp(line, "ready 1", 7) == 0);
+
+    lock_region *lr = NULL;
+    unsigned mr = 0;
+    int first = -1;
+    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    if (!lr)
+        return;
+    CHECK_EQ(first, 0);
+    CHECK_EQ(mr, 126);
+    CHECK_EQ(lr->head->txnid, 1);
+    reader_slot *s = find_slot(lr, c.pid);
+    CHECK(s != NULL);
+    if (s)
+        CHECK_EQ(s->txnid, 1);
+    CHECK_EQ(readers_oldest(lr, 100), 1);
+
+    /* Same list text as LMDB's own mdb_reader_list. */
+    strbuf ours = {.n = 0};
+    ours.s[0] = 0;
+    readers_list(lr, collect, &ours);
+    char theirs[8192];
+    CHECK_EQ(run_helper("list", dir, NULL, theirs, sizeof theirs), 0);
+    CHECK(strcmp(ours.s, theirs) == 0);
+    if (strcmp(ours.s, theirs))
+        fprintf(stderr, "ours:\n%stheirs:\n%s", ours.s, theirs);
+    char expect[64];
+    snprintf(expect, sizeof expect, "%10d ", (int)c.pid);
+    CHECK(strstr(ours.s, "    pid     thread     txnid\n") == ours.s);
+    CHECK(strstr(ours.s, expect) != NULL);
+
+    /* The reader does not block the writer mutex. */
+    int od = -1;
+    CHECK_EQ(lockfile_writer_lock(lr, &od), 0);
+    CHECK_EQ(od, 0);
+    lockfile_writer_unlock(lr);
+
+    int dead = -1;
+    CHECK_EQ(readers_check(lr, getpid(), &dead), 0);
+    CHECK_EQ(dead, 0);
+
+    kill(c.pid, SIGKILL);
+    reap(c.pid);
+    close(c.in);
+    close(c.out);
+    CHECK(find_slot(lr, c.pid) != NULL); /* still there: nobody swept yet */
+    CHECK_EQ(readers_check(lr, getpid(), &dead), 0);
+    CHECK_EQ(dead, 1);
+    CHECK(find_slot(lr, c.pid) == NULL);
+    CHECK_EQ(readers_oldest(lr, 100), 100);
+    /* LMDB agrees there is nothing left to sweep. */
+    char out[128];
+    CHECK_EQ(run_helper("check", dir, NULL, out, sizeof out), 0);
+    CHECK(strcmp(out, "dead 0\n") == 0);
+    lockfile_close(lr, getpid());
+    rmdir_all(dir);
+    free(dir);
+}
+
+/* Real LMDB joins a lock file WE created, uses our mutexes, sees our reader, and a killed
+ * LMDB writer leaves the writer mutex for us to recover. */
+static void t_lmdb_joins_ours(void)
+{
+    char *dir = mkdir_tmp();
+    lock_region *lr = NULL;
+    unsigned mr = 126;
+    int first = -1;
+    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    if (!lr)
+        return;
+    CHECK_EQ(first, 1);
+    CHECK_EQ(lockfile_share(lr, 0), 0);
+
+    CHECK_EQ(run_helper("put", dir, "3", NULL, 0), 0);
+    CHECK_EQ(lr->head->txnid, 1); /* LMDB published its commit in our table */
+
+    CHECK_EQ(readers_pidlock(lr, getpid()), 0);
+    reader_slot *s = NULL;
+    CHECK_EQ(readers_acquire(lr, getpid(), pthread_self(), &s), 0);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    CHECK_EQ(s->txnid, (txnid_t)-1);
+    CHECK_EQ(s->pid, getpid());
+
+    /* Idle slot: '-' in both lists. */
+    strbuf ours = {.n = 0};
+    ours.s[0] = 0;
+    readers_list(lr, collect, &ours);
+    char theirs[8192];
+    CHECK_EQ(run_helper("list", dir, NULL, theirs, sizeof theirs), 0);
+    CHECK(strcmp(ours.s, theirs) == 0);
+    char expect[96];
+    snprintf(expect, sizeof expect, "    pid     thread     txnid\n%10d %zx -\n", (int)getpid(),
+             (size_t)pthread_self());
+    CHECK(strcmp(ours.s, expect) == 0);
+
+    s->txnid = 1;
+    ours.n = 0;
+    ours.s[0] = 0;
+    readers_list(lr, collect, &ours);
+    CHECK_EQ(run_helper("list", dir, NULL, theirs, sizeof theirs), 0);
+    CHECK(strcmp(ours.s, theirs) == 0);
+    if (strcmp(ours.s, theirs))
+        fprintf(stderr, "ours:\n%stheirs:\n%s", ours.s, theirs);
+
+    /* LMDB's reader check sees our pid lock and leaves our slot alone. */
+    char out[128];
+    CHECK_EQ(run_helper("check", dir, NULL, out, sizeof out), 0);
+    CHECK(strcmp(out, "dead 0\n") == 0);
+    CHECK(find_slot(lr, getpid()) == s);
+    readers_release(s);
+    CHECK(find_slot(lr, getpid()) == NULL);
+
+    /* An LMDB writer dies holding the writer mutex. */
+    child w = spawn_helper("writer", dir, NULL);
+    char line[64];
+    read_out(w.out, line, sizeof line, 1);
+    CHECK(strncmp(line, "ready 2", 7) == 0);
+    kill(w.pid, SIGKILL);
+    reap(w.pid);
+    close(w.in);
+    close(w.out);
+    int od = -1;
+    CHECK_EQ(lockfile_writer_lock(lr, &od), 0);
+    CHECK_EQ(od, 1);
+    lockfile_writer_unlock(lr);
+    CHECK_EQ(lockfile_writer_lock(lr, &od), 0);
+    CHECK_EQ(od, 0);
+    lockfile_writer_unlock(lr);
+    /* And LMDB can write again afterwards. */
+    CHECK_EQ(run_helper("put", dir, "4", NULL, 0), 0);
+    CHECK_EQ(lr->head->txnid, 2);
+
+    lockfile_close(lr, getpid());
+    rmdir_all(dir);
+    free(dir);
+}
+
+static int child_reader(const char *dir, int report)
+{
+    lock_region *lr = NULL;
+    unsigned mr = 0;
+    int first;
+    if (lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first) || first)
+        return 1;
+    reader_slot *s;
+    if (readers_pidlock(lr, getpid()) || readers_acquire(lr, getpid(), pthread_self(), &s))
+        return 1;
+    s->txnid = 3;
+    say(report, "ready\n");
+    return 0;
+}
+
+static int child_writer(const char *dir, int report)
+{
+    lock_region *lr = NULL;
+    unsigned mr = 0;
+    int first, od;
+    if (lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first) || first)
+        return 1;
+    if (lockfile_writer_lock(lr, &od))
+        return 1;
+    say(report, "ready\n");
+    return 0;
+}
+
+static int child_table_holder(const char *dir, int report)
+{
+    lock_region *lr = NULL;
+    unsigned mr = 0;
+    int first, od;
+    if (lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first) || first)
+        return 1;
+    if (readers_pidlock(lr, getpid()))
+        return 1;
+    reader_slot *s;
+    if (readers_acquire(lr, getpid(), pthread_self(), &s))
+        return 1;
+    s->txnid = 9;
+    if (lockfile_table_lock(lr, &od)) /* dies holding the reader-table mutex */
+        return 1;
+    say(report, "ready\n");
+    return 0;
+}
+
+/* Our own processes: a killed reader is swept, a killed writer is detected. */
+static void t_dead_processes_ours(void)
+{
+    char *dir = mkdir_tmp();
+    lock_region *lr = NULL;
+    unsigned mr = 126;
+    int first;
+    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    if (!lr)
+        return;
+    CHECK_EQ(lockfile_share(lr, 3), 0);
+    CHECK_EQ(readers_pidlock(lr, getpid()), 0);
+
+    child r = fork_ours(child_reader, dir);
+    char line[32];
+    read_out(r.out, line, sizeof line, 1);
+    CHECK(strcmp(line, "ready\n") == 0);
+    CHECK(find_slot(lr, r.pid) != NULL);
+    CHECK_EQ(readers_oldest(lr, 50), 3);
+    int dead = -1;
+    CHECK_EQ(readers_check(lr, getpid(), &dead), 0);
+    CHECK_EQ(dead, 0);
+    kill(r.pid, SIGKILL);
+    reap(r.pid);
+    close(r.in);
+    close(r.out);
+    CHECK_EQ(readers_check(lr, getpid(), &dead), 0);
+    CHECK_EQ(dead, 1);
+    CHECK(find_slot(lr, r.pid) == NULL);
+
+    child w = fork_ours(child_writer, dir);
+    read_out(w.out, line, sizeof line, 1);
+    CHECK(strcmp(line, "ready\n") == 0);
+    kill(w.pid, SIGKILL);
+    reap(w.pid);
+    close(w.in);
+    close(w.out);
+    int od = -1;
+    CHECK_EQ(lockfile_writer_lock(lr, &od), 0);
+    CHECK_EQ(od, 1);
+    lockfile_writer_unlock(lr);
+
+    /* A process dies holding the table mutex: the next claimer recovers it and sweeps. */
+    child t = fork_ours(child_table_holder, dir);
+    read_out(t.out, line, sizeof line, 1);
+    CHECK(strcmp(line, "ready\n") == 0);
+    CHECK(find_slot(lr, t.pid) != NULL);
+    kill(t.pid, SIGKILL);
+    reap(t.pid);
+    close(t.in);
+    close(t.out);
+    reader_slot *s = NULL;
+    CHECK_EQ(readers_acquire(lr, getpid(), pthread_self(), &s), 0);
+    CHECK(find_slot(lr, t.pid) == NULL);
+    readers_release(s);
+    CHECK_EQ(lockfile_table_lock(lr, &od), 0);
+    CHECK_EQ(od, 0);
+    lockfile_table_unlock(lr);
+
+    lockfile_close(lr, getpid());
+    rmdir_all(dir);
+    free(dir);
+}
+
+static void t_readers_full(void)
+{
+    char *dir = mkdir_tmp();
+    lock_region *lr = NULL;
+    unsigned mr = 2;
+    int first;
+    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    if (!lr)
+        return;
+    CHECK_EQ(mr, 2);
+    struct stat st;
+    stat(lockpath(dir), &st);
+    CHECK_EQ(st.st_size, 128 + 2 * 64);
+    reader_slot *a, *b, *c;
+    CHECK_EQ(readers_acquire(lr, getpid(), 1, &a), 0);
+    CHECK_EQ(readers_acquire(lr, getpid(), 2, &b), 0);
+    CHECK(a != b);
+    CHECK_EQ(readers_acquire(lr, getpid(), 3, &c), MDB_READERS_FULL);
+    CHECK_EQ(lr->head->numreaders, 2);
+    a->txnid = 5;
+    b->txnid = 4;
+    CHECK_EQ(readers_oldest(lr, 10), 4);
+    readers_release(b);
+    CHECK_EQ(readers_oldest(lr, 10), 5);
+    CHECK_EQ(readers_acquire(lr, getpid(), 3, &c), 0);
+    CHECK(c == b);
+    CHECK_EQ(lr->head->numreaders, 2);
+    /* Closing clears every slot of this pid. */
+    lockfile_close(lr, getpid());
+    mr = 2;
+    pid_t p = fork(); /* hold the file open elsewhere so we join rather than re-init */
+    if (p == 0) {
+        lock_region *l2;
+        unsigned m2 = 0;
+        int f2;
+        int rc = lockfile_open(&l2, lockpath(dir), 0644, 0, &m2, &f2);
+        _exit(rc == 0 && f2 == 1 && l2->slots[0].pid == 0 && l2->slots[1].pid == 0 ? 0 : 1);
+    }
+    CHECK_EQ(reap(p), 0);
+    rmdir_all(dir);
+    free(dir);
+}
+
+static int child_spoiler(const char *dir, int report)
+{
+    lock_region *lr = NULL;
+    unsigned mr = 126;
+    int first;
+    if (lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first) || !first)
+        return 1;
+    lockfile_share(lr, 0);
+    lr->head->format = 0x00010002; /* what a different lock version would write */
+    say(report, "format\n");
+    /* wait for the parent's go-ahead (one byte on stdin is read by fork_ours's loop) */
+    lr->head->magic = 0xBEEFC0DE;
+    return 0;
+}
+
+static void t_bad_magic_or_format(void)
+{
+    char *dir = mkdir_tmp();
+    child c = fork_ours(child_spoiler, dir);
+    char line[32];
+    read_out(c.out, line, sizeof line, 1);
+    CHECK(strcmp(line, "format\n") == 0);
+    lock_region *lr = NULL;
+    unsigned mr = 0;
+    int first;
+    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), MDB_VERSION_MISMATCH);
+    CHECK(lr == NULL);
+    /* Now spoil the magic directly in the file (the child still holds its shared lock). */
+    int fd = open(lockpath(dir), O_RDWR);
+    uint32_t bad[2] = {0x12345678, 0x00010001};
+    CHECK_EQ(pwrite(fd, bad, 8, 0), 8);
+    close(fd);
+    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), MDB_INVALID);
+    close(c.in);
+    reap(c.pid);
+    close(c.out);
+    rmdir_all(dir);
+    free(dir);
+}
+
+static void t_list_text(void)
+{
+    strbuf b = {.n = 0};
+    b.s[0] = 0;
+    readers_list(NULL, collect, &b);
+    CHECK(strcmp(b.s, "(no reader locks)\n") == 0);
+    char *dir = mkdir_tmp();
+    lock_region *lr = NULL;
+    unsigned mr = 4;
+    int first;
+    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    if (!lr)
+        return;
+    b.n = 0;
+    b.s[0] = 0;
+    readers_list(lr, collect, &b);
+    CHECK(strcmp(b.s, "(no active readers)\n") == 0);
+    reader_slot *s;
+    CHECK_EQ(readers_acquire(lr, 4242, (pthread_t)0xabc, &s), 0);
+    s->txnid = 17;
+    b.n = 0;
+    b.s[0] = 0;
+    readers_list(lr, collect, &b);
+    CHECK(strcmp(b.s, "    pid     thread     txnid\n      4242 abc 17\n") == 0);
+    lockfile_close(lr, 4242);
+    rmdir_all(dir);
+    free(dir);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        helper = argv[1];
+    if (access(helper, X_OK) != 0) {
+        fprintf(stderr, "test_lockfile: helper %s not found (build it with -llmdb)\n", helper);
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    UNIT_RUN(t_first_opener);
+    UNIT_RUN(t_layout_matches_lmdb);
+    UNIT_RUN(t_join_lmdb_reader);
+    UNIT_RUN(t_lmdb_joins_ours);
+    UNIT_RUN(t_dead_processes_ours);
+    UNIT_RUN(t_readers_full);
+    UNIT_RUN(t_bad_magic_or_format);
+    UNIT_RUN(t_list_text);
+    UNIT_DONE();
+}
