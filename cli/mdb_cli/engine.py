@@ -37,9 +37,7 @@ def get() -> ModuleType:
         return _engine
     choice = os.environ.get(ENV_VAR, "mdb").strip().lower() or "mdb"
     if choice not in ("mdb", "lmdb", "auto"):
-        raise EngineUnavailable(
-            f"{ENV_VAR}={choice!r} is not understood; use mdb, lmdb or auto"
-        )
+        raise EngineUnavailable(f"{ENV_VAR}={choice!r} is not understood; use mdb, lmdb or auto")
     if choice in ("mdb", "auto"):
         try:
             import mdb  # type: ignore[import-not-found]

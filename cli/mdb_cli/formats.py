@@ -113,9 +113,7 @@ def dump_header(
     return "\n".join(lines) + "\n"
 
 
-def write_records(
-    out: IO[str], records: Iterator[tuple[bytes, bytes]], printable: bool
-) -> int:
+def write_records(out: IO[str], records: Iterator[tuple[bytes, bytes]], printable: bool) -> int:
     """Write data lines and ``DATA=END``; return the number of records."""
     enc: Callable[[bytes], str] = encode_print if printable else encode_hex
     n = 0
@@ -247,9 +245,7 @@ class DumpReader:
             name, value = text.split("=", 1)
             if name == "format":
                 if value not in ("print", "bytevalue"):
-                    raise self.error(
-                        f"unknown format {value!r}: expected print or bytevalue"
-                    )
+                    raise self.error(f"unknown format {value!r}: expected print or bytevalue")
                 sec.printable = value == "print"
             elif name == "database":
                 sec.database = value
@@ -294,7 +290,9 @@ class DumpReader:
                 kline = readline()
                 lineno += 1
                 if not kline:
-                    raise InputError(source, lineno - 1, "unexpected end of input: expected DATA=END")
+                    raise InputError(
+                        source, lineno - 1, "unexpected end of input: expected DATA=END"
+                    )
                 if kline[:1] != b" ":
                     if kline.rstrip(b"\r\n") == b"DATA=END":
                         break
@@ -326,13 +324,17 @@ class DumpReader:
                         key = binascii.unhexlify(kraw)
                     except (binascii.Error, ValueError):
                         raise InputError(
-                            source, lineno - 1, f"expected hex digits for the key, found {_show(kline)}"
+                            source,
+                            lineno - 1,
+                            f"expected hex digits for the key, found {_show(kline)}",
                         ) from None
                     try:
                         value = binascii.unhexlify(vraw)
                     except (binascii.Error, ValueError):
                         raise InputError(
-                            source, lineno, f"expected hex digits for the value, found {_show(vline)}"
+                            source,
+                            lineno,
+                            f"expected hex digits for the value, found {_show(vline)}",
                         ) from None
                 yield lineno, key, value
         finally:
@@ -395,7 +397,7 @@ def read_jsonl(stream: IO[bytes], source: str) -> Iterator[tuple[int, bytes, byt
             raise InputError(
                 source,
                 lineno,
-                f'not valid JSON ({str(exc).splitlines()[0]}); expected an object like '
+                f"not valid JSON ({str(exc).splitlines()[0]}); expected an object like "
                 '{"key": "...", "value": "..."}',
             ) from None
         if type(obj) is dict:

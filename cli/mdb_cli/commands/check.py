@@ -117,10 +117,7 @@ def render(env: str, report: dict[str, Any]) -> str:
     if pages.get("total"):
         extra.append(f"{pages['total']} pages")
     lines = [head + (f" ({', '.join(extra)})" if extra else "")]
-    lines.append(
-        "  pages: "
-        + ", ".join(f"{pages[k]} {k}" for k in _PAGE_KINDS)
-    )
+    lines.append("  pages: " + ", ".join(f"{pages[k]} {k}" for k in _PAGE_KINDS))
     for d in report["databases"]:
         label = "Main DB" if d["name"] is None else d["name"]
         used = d["branch_pages"] + d["leaf_pages"] + d["overflow_pages"]
@@ -137,6 +134,9 @@ def render(env: str, report: dict[str, Any]) -> str:
             where.append(f"database {p['database']!r}")
         loc = ", ".join(where) or "environment"
         lines.append(f"  problem: {loc}: {p['message']}")
-    lines.append("ok: no problems found" if not report["problems"] else
-                 f"{len(report['problems'])} problem(s)")
+    lines.append(
+        "ok: no problems found"
+        if not report["problems"]
+        else f"{len(report['problems'])} problem(s)"
+    )
     return "\n".join(lines) + "\n"

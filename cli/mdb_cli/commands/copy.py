@@ -75,7 +75,9 @@ def copy(app: App, src: str, dst: str, compact: bool, nosubdir: bool) -> None:
     app.info(f"copied {src} to {target}: {human_size(size)}{' (compacted)' if compact else ''}")
 
 
-def _run_copy(app: App, environment: Any, fd: int, target: str, compact: bool, expected: int) -> None:
+def _run_copy(
+    app: App, environment: Any, fd: int, target: str, compact: bool, expected: int
+) -> None:
     failure: list[BaseException] = []
 
     def work() -> None:
@@ -117,4 +119,3 @@ def _remove(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
-

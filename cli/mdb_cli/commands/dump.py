@@ -122,9 +122,7 @@ def dump(
 
 def _open_output(output: str) -> IO[str]:
     if output == "-":
-        return io.TextIOWrapper(
-            click.get_binary_stream("stdout"), encoding="utf-8", newline="\n"
-        )
+        return io.TextIOWrapper(click.get_binary_stream("stdout"), encoding="utf-8", newline="\n")
     return open(output, "w", encoding="utf-8", newline="\n")
 
 

@@ -131,7 +131,9 @@ def load(
     if text and fmt != "dump":
         app.abort("-T and --format jsonl do not go together: pick one input format", EXIT_USAGE)
     if fmt == "dump" and not text and db_flags:
-        app.abort("--db-flag is for -T and jsonl input; a dump's header carries its flags", EXIT_USAGE)
+        app.abort(
+            "--db-flag is for -T and jsonl input; a dump's header carries its flags", EXIT_USAGE
+        )
     source = "<stdin>" if input_file == "-" else input_file
     stream, total = _open_input(app, input_file)
     progress_on = stderr_is_tty() and not app.quiet
@@ -146,7 +148,18 @@ def load(
             want_map = max(map_size or 0, (section.mapsize or 0) if section else 0)
             maxreaders = section.maxreaders if section else None
             environment = _open_target(app, env, nosubdir, want_map, maxreaders)
-            loader = Loader(app, environment, env, source, batch_size, no_overwrite, grow, stream, total, progress_on)
+            loader = Loader(
+                app,
+                environment,
+                env,
+                source,
+                batch_size,
+                no_overwrite,
+                grow,
+                stream,
+                total,
+                progress_on,
+            )
             while section is not None:
                 target = section.database if section.database is not None else name
                 if section.database is not None and name is not None and name != section.database:
@@ -158,7 +171,18 @@ def load(
                 section = reader.next_section()
         else:
             environment = _open_target(app, env, nosubdir, map_size or 0, None)
-            loader = Loader(app, environment, env, source, batch_size, no_overwrite, grow, stream, total, progress_on)
+            loader = Loader(
+                app,
+                environment,
+                env,
+                source,
+                batch_size,
+                no_overwrite,
+                grow,
+                stream,
+                total,
+                progress_on,
+            )
             flags = {_DB_FLAG_CHOICES[f]: True for f in db_flags}
             pairs = read_text_pairs(stream, source) if text else read_jsonl(stream, source)
             loader.load(name, flags, pairs)
@@ -192,7 +216,9 @@ def _open_input(app: App, input_file: str) -> tuple[IO[bytes], Optional[int]]:
     return stream, total
 
 
-def _open_target(app: App, path: str, nosubdir: bool, map_size: int, maxreaders: Optional[int]) -> Any:
+def _open_target(
+    app: App, path: str, nosubdir: bool, map_size: int, maxreaders: Optional[int]
+) -> Any:
     env = app.open_env(path, nosubdir=nosubdir, readonly=False, create=True, map_size=map_size)
     return env
 
@@ -261,7 +287,9 @@ class Loader:
                 )
             app.abort(f"{self.path}: cannot open database {name!r}: {exc}")
         wanted = {k: bool(flags.get(k)) for k in engine.FLAG_NAMES}
-        if any(wanted[k] != have[k] for k in wanted if k != "reverse_dup" or engine.name() == "mdb"):
+        if any(
+            wanted[k] != have[k] for k in wanted if k != "reverse_dup" or engine.name() == "mdb"
+        ):
             diff = ", ".join(f"{k}={int(have[k])}" for k in have if wanted[k] != have[k])
             app.warn(
                 f"database {name or '(main)'!r} already exists with other flags ({diff}); "
@@ -317,13 +345,17 @@ class Loader:
                 intsize = klen
             append((key, value))
             if len(batch) >= limit:
-                appendable, last = self._check_order(batch, appendable, last, dupsort, sort_key, dup_key)
+                appendable, last = self._check_order(
+                    batch, appendable, last, dupsort, sort_key, dup_key
+                )
                 self._write(db, batch, first_line, lineno, appendable, dupsort)
                 batch = []
                 append = batch.append
                 first_line = 0
         if batch:
-            appendable, last = self._check_order(batch, appendable, last, dupsort, sort_key, dup_key)
+            appendable, last = self._check_order(
+                batch, appendable, last, dupsort, sort_key, dup_key
+            )
             self._write(db, batch, first_line, lineno, appendable, dupsort)
 
     def _last_record(
@@ -429,8 +461,10 @@ class Loader:
 
     def finish(self) -> None:
         self.progress.finish()
-        mode = "append" if self.batches and self.appended_batches == self.batches else (
-            "mixed" if self.appended_batches else "insert"
+        mode = (
+            "append"
+            if self.batches and self.appended_batches == self.batches
+            else ("mixed" if self.appended_batches else "insert")
         )
         skipped = f", {self.skipped:,} skipped (already present)" if self.skipped else ""
         self.app.info(
@@ -458,4 +492,3 @@ def _sort_key(integer: bool, reverse: bool) -> Callable[[bytes], Any]:
     if reverse:
         return _reversed
     return _identity
-
