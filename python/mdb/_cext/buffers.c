@@ -1,0 +1,148 @@
+/*
+ * buffers.c -- values in and out of the engine, and the map's lifetime.
+ *
+ * In: keys and values are taken without a copy from bytes (fast path) or from
+ * any object with the buffer protocol (bytearray, memoryview, numpy arrays).
+ * The Py_buffer is held until the engine call returns.  str is rejected.
+ *
+ * Out: bytes copies, or with buffers=True a read-only memoryview whose
+ * exporter (MapBuffer) holds a strong reference to the MapKeeper that owns the
+ * MDB_env.  The map therefore stays mapped as long as any such view is alive,
+ * even after Environment.close() (the real mdb_env_close is deferred to the
+ * keeper's deallocation).  The bytes seen through a view are those of the
+ * transaction's snapshot while it lives; after it ends they may change (the
+ * page may be reused by later writes) but reading them is always memory-safe.
+ * Values outside the map (dirty pages of a write transaction live on the
+ * heap and are freed at commit) are always returned as copies.
+ */
+#include "module.h"
+
+int inbuf_get(PyObject *obj, MDB_val *val, InBuf *buf, const char *argname)
+{
+    buf->have_view = 0;
+    if (PyBytes_CheckExact(obj)) {
+        val->mv_data = PyBytes_AS_STRING(obj);
+        val->mv_size = (size_t)PyBytes_GET_SIZE(obj);
+        return 0;
+    }
+    if (PyUnicode_Check(obj) || !PyObject_CheckBuffer(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a bytes-like object, not %.100s", argname,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (PyObject_GetBuffer(obj, &buf->view, PyBUF_SIMPLE) < 0)
+        return -1;
+    buf->have_view = 1;
+    val->mv_data = buf->view.buf;
+    val->mv_size = (size_t)buf->view.len;
+    return 0;
+}
+
+void inbuf_release(InBuf *buf)
+{
+    if (buf->have_view) {
+        PyBuffer_Release(&buf->view);
+        buf->have_view = 0;
+    }
+}
+
+/* ------------------------------------------------------------ MapKeeper */
+
+static void keeper_dealloc(MapKeeper *self)
+{
+    if (self->env) {
+        if (self->pid == mdb_cur_pid) {
+            MDB_env *env = self->env;
+            Py_BEGIN_ALLOW_THREADS
+            mdb_env_close(env);
+            Py_END_ALLOW_THREADS
+        }
+        /* else: inherited across fork; leak rather than touch the parent's
+         * reader slots and locks. */
+        self->env = NULL;
+    }
+    if (self->reg_key) {
+        if (self->pid == mdb_cur_pid && mdb_registry) {
+            PyObject *r = PyObject_CallMethod(mdb_registry, "release", "(O)", self->reg_key);
+            if (!r)
+                PyErr_WriteUnraisable(NULL);
+            Py_XDECREF(r);
+        }
+        Py_CLEAR(self->reg_key);
+    }
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+PyTypeObject MdbKeeper_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "mdb._cext._MapKeeper",
+    .tp_basicsize = sizeof(MapKeeper),
+    .tp_dealloc = (destructor)keeper_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Owns an engine environment handle; closes it when the last user goes.",
+};
+
+/* ------------------------------------------------------------ MapBuffer */
+
+static int mapbuf_getbuffer(MapBuffer *self, Py_buffer *view, int flags)
+{
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->data, self->len, 1, flags);
+}
+
+static void mapbuf_dealloc(MapBuffer *self)
+{
+    if (self->keeper) {
+        self->keeper->exports--;
+        Py_CLEAR(self->keeper);
+    }
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyBufferProcs mapbuf_as_buffer = {
+    .bf_getbuffer = (getbufferproc)mapbuf_getbuffer,
+};
+
+PyTypeObject MdbMapBuffer_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "mdb._cext._MapBuffer",
+    .tp_basicsize = sizeof(MapBuffer),
+    .tp_dealloc = (destructor)mapbuf_dealloc,
+    .tp_as_buffer = &mapbuf_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Read-only view of a value inside the memory map; keeps the map alive.",
+};
+
+PyObject *outval_buffers(EnvObject *env, int buffers, const MDB_val *val)
+{
+    char *p = (char *)val->mv_data;
+    if (!buffers || !env->keeper || p < env->map_lo || p + val->mv_size > env->map_hi) {
+        if (buffers) {
+            /* heap page (dirty in a write txn): a private copy, still a memoryview */
+            PyObject *b = PyBytes_FromStringAndSize(p, (Py_ssize_t)val->mv_size);
+            if (!b)
+                return NULL;
+            PyObject *mv = PyMemoryView_FromObject(b);
+            Py_DECREF(b);
+            return mv;
+        }
+        return PyBytes_FromStringAndSize(p, (Py_ssize_t)val->mv_size);
+    }
+    MapBuffer *mb = PyObject_New(MapBuffer, &MdbMapBuffer_Type);
+    if (!mb)
+        return NULL;
+    mb->keeper = env->keeper;
+    Py_INCREF(mb->keeper);
+    mb->keeper->exports++;
+    mb->data = p;
+    mb->len = (Py_ssize_t)val->mv_size;
+    PyObject *mv = PyMemoryView_FromObject((PyObject *)mb);
+    Py_DECREF(mb);
+    return mv;
+}
+
+PyObject *outval(TxnObject *txn, const MDB_val *val)
+{
+    if (!txn->buffers)
+        return PyBytes_FromStringAndSize((const char *)val->mv_data, (Py_ssize_t)val->mv_size);
+    return outval_buffers(txn->env, 1, val);
+}

@@ -1,0 +1,58 @@
+/*
+ * db.c -- the _Database type: an opaque named-database handle.
+ *
+ * Handles are created by Environment.open_db(), cached per name in the
+ * environment, and never closed in the engine (mdb_dbi_close is not exposed).
+ * A handle is invalidated when its database is dropped with delete=True or
+ * its environment is closed.
+ */
+#include "module.h"
+
+PyObject *db_flags_dict(unsigned int f)
+{
+    return Py_BuildValue("{s:O,s:O,s:O,s:O,s:O}",
+                         "reverse_key", (f & MDB_REVERSEKEY) ? Py_True : Py_False,
+                         "dupsort", (f & MDB_DUPSORT) ? Py_True : Py_False,
+                         "integerkey", (f & MDB_INTEGERKEY) ? Py_True : Py_False,
+                         "integerdup", (f & MDB_INTEGERDUP) ? Py_True : Py_False,
+                         "dupfixed", (f & MDB_DUPFIXED) ? Py_True : Py_False);
+}
+
+DbObject *db_new(EnvObject *env, MDB_dbi dbi, unsigned int flags)
+{
+    DbObject *db = PyObject_New(DbObject, &MdbDb_Type);
+    if (!db)
+        return NULL;
+    db->dbi = dbi;
+    db->flags = flags;
+    db->valid = 1;
+    db->owner = env;
+    return db;
+}
+
+static PyObject *db_flags(DbObject *self, PyObject *args)
+{
+    (void)args;
+    return db_flags_dict(self->flags);
+}
+
+static void db_dealloc(DbObject *self)
+{
+    PyObject_Free(self);
+}
+
+static PyMethodDef db_methods[] = {
+    {"flags", (PyCFunction)db_flags, METH_VARARGS | METH_KEYWORDS,
+     "flags(*args) -> dict\n\nThe database's flags: reverse_key, dupsort, integerkey, "
+     "integerdup, dupfixed."},
+    {NULL, NULL, 0, NULL}};
+
+PyTypeObject MdbDb_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "_Database",
+    .tp_basicsize = sizeof(DbObject),
+    .tp_dealloc = (destructor)db_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_methods = db_methods,
+    .tp_doc = "Handle of a database inside an Environment (from Environment.open_db()).",
+};

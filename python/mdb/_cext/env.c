@@ -1,0 +1,810 @@
+/*
+ * env.c -- the Environment type (mdb.open is an alias).
+ *
+ * Owns: opening (flags, duplicate-open guard, fork pid), the named-database
+ * cache, close() (invalidate children, drain calls running without the GIL,
+ * hand the engine handle to the keeper), set_mapsize, copy/sync/stat/info and
+ * the reader table calls.  The engine handle itself belongs to MapKeeper
+ * (buffers.c), so exported buffers can outlive close().
+ */
+#include "module.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#define FASTARGS PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
+#define METH_FK (METH_FASTCALL | METH_KEYWORDS)
+
+/* The engine does not report where it mapped the data file (me_mapaddr is
+ * only set with MDB_FIXEDMAP), so find the mapping of the data file's inode in
+ * /proc/self/maps.  Without it (non-Linux) buffers=True values are copies. */
+int env_update_map_range(EnvObject *env)
+{
+    mdb_filehandle_t fd;
+    struct stat st;
+    env->map_lo = env->map_hi = NULL;
+    if (mdb_env_get_fd(env->env, &fd) || fd < 0 || fstat(fd, &st))
+        return 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return 0;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi, off, ino;
+        unsigned int maj, min;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perms, &off, &maj, &min,
+                   &ino) != 7)
+            continue;
+        if (ino != (unsigned long)st.st_ino || major(st.st_dev) != maj ||
+            minor(st.st_dev) != min)
+            continue;
+        if (!env->map_lo && off == 0) {
+            env->map_lo = (char *)lo;
+            env->map_hi = (char *)hi;
+        } else if (env->map_lo && (char *)lo == env->map_hi) {
+            env->map_hi = (char *)hi; /* contiguous continuation */
+        }
+    }
+    fclose(f);
+    return 0;
+}
+
+static PyObject *env_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    (void)args;
+    (void)kwds;
+    EnvObject *self = (EnvObject *)type->tp_alloc(type, 0);
+    return (PyObject *)self;
+}
+
+static int env_init(EnvObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"path", "map_size", "subdir", "readonly", "metasync", "sync",
+                             "map_async", "mode", "create", "readahead", "writemap",
+                             "meminit", "max_readers", "max_dbs", "max_spare_txns", "lock",
+                             NULL};
+    PyObject *path_bytes = NULL;
+    unsigned long long map_size = 10485760ULL;
+    int subdir = 1, readonly = 0, metasync = 1, sync = 1, map_async = 0, create = 1;
+    int readahead = 1, writemap = 0, meminit = 1, lock = 1;
+    int mode = 0755;
+    unsigned int max_readers = 126, max_dbs = 0;
+    int max_spare_txns = 1;
+    int rc;
+
+    if (self->keeper || self->valid) {
+        PyErr_SetString(PyExc_TypeError, "Environment is already initialised");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|KppppppippppIIip", kwlist,
+                                     PyUnicode_FSConverter, &path_bytes, &map_size, &subdir,
+                                     &readonly, &metasync, &sync, &map_async, &mode, &create,
+                                     &readahead, &writemap, &meminit, &max_readers, &max_dbs,
+                                     &max_spare_txns, &lock))
+        return -1;
+    const char *path = PyBytes_AS_STRING(path_bytes);
+    PyObject *path_str = PyUnicode_DecodeFSDefault(path);
+    if (!path_str)
+        goto fail_nopath;
+
+    PyObject *r = PyObject_CallMethod(mdb_registry, "check", "Oi", path_str, subdir);
+    if (!r)
+        goto fail;
+    Py_DECREF(r);
+
+    if (create && subdir) {
+        if (mkdir(path, (mode_t)mode) && errno != EEXIST) {
+            PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path_str);
+            goto fail;
+        }
+    }
+
+    MDB_env *env = NULL;
+    if ((rc = mdb_env_create(&env))) {
+        err_set("mdb_env_create", rc);
+        goto fail;
+    }
+    if ((rc = mdb_env_set_mapsize(env, (size_t)map_size))) {
+        mdb_env_close(env);
+        err_set("mdb_env_set_mapsize", rc);
+        goto fail;
+    }
+    if ((rc = mdb_env_set_maxreaders(env, max_readers))) {
+        mdb_env_close(env);
+        err_set("mdb_env_set_maxreaders", rc);
+        goto fail;
+    }
+    if ((rc = mdb_env_set_maxdbs(env, max_dbs))) {
+        mdb_env_close(env);
+        err_set("mdb_env_set_maxdbs", rc);
+        goto fail;
+    }
+    unsigned int flags = MDB_NOTLS;
+    if (!subdir)
+        flags |= MDB_NOSUBDIR;
+    if (readonly)
+        flags |= MDB_RDONLY;
+    if (!metasync)
+        flags |= MDB_NOMETASYNC;
+    if (!sync)
+        flags |= MDB_NOSYNC;
+    if (map_async)
+        flags |= MDB_MAPASYNC;
+    if (!readahead)
+        flags |= MDB_NORDAHEAD;
+    if (writemap)
+        flags |= MDB_WRITEMAP;
+    if (!meminit)
+        flags |= MDB_NOMEMINIT;
+    if (!lock)
+        flags |= MDB_NOLOCK;
+    Py_BEGIN_ALLOW_THREADS
+    rc = mdb_env_open(env, path, flags, (mdb_mode_t)(mode & ~0111));
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        mdb_env_close(env);
+        err_set(path, rc);
+        goto fail;
+    }
+
+    MapKeeper *keeper = PyObject_New(MapKeeper, &MdbKeeper_Type);
+    if (!keeper) {
+        mdb_env_close(env);
+        goto fail;
+    }
+    keeper->env = env;
+    keeper->pid = mdb_cur_pid;
+    keeper->exports = 0;
+    keeper->reg_key = NULL;
+    self->keeper = keeper;
+    self->env = env;
+    self->pid = mdb_cur_pid;
+    self->valid = 1;
+    self->readonly = readonly;
+    self->env_flags = flags;
+    self->max_spare_txns = max_spare_txns;
+
+    mdb_filehandle_t fd;
+    if (mdb_env_get_fd(env, &fd) == 0 && fd >= 0) {
+        keeper->reg_key = PyObject_CallMethod(mdb_registry, "register", "i", (int)fd);
+        if (!keeper->reg_key)
+            goto fail_open;
+    }
+    if (env_update_map_range(self) < 0)
+        goto fail_open;
+
+    self->dbs = PyDict_New();
+    if (!self->dbs)
+        goto fail_open;
+    /* the main database */
+    {
+        MDB_txn *txn;
+        unsigned int dflags = 0;
+        if ((rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn))) {
+            err_set("mdb_txn_begin", rc);
+            goto fail_open;
+        }
+        MDB_dbi dbi;
+        rc = mdb_dbi_open(txn, NULL, 0, &dbi);
+        if (!rc)
+            rc = mdb_dbi_flags(txn, dbi, &dflags);
+        mdb_txn_abort(txn);
+        if (rc) {
+            err_set("mdb_dbi_open", rc);
+            goto fail_open;
+        }
+        self->main_db = db_new(self, dbi, dflags);
+        if (!self->main_db)
+            goto fail_open;
+    }
+    Py_DECREF(path_str);
+    Py_DECREF(path_bytes);
+    return 0;
+
+fail_open:
+    self->valid = 0;
+    self->env = NULL;
+    Py_CLEAR(self->keeper);
+fail:
+    Py_XDECREF(path_str);
+fail_nopath:
+    Py_DECREF(path_bytes);
+    return -1;
+}
+
+static void env_do_close(EnvObject *self)
+{
+    if (!self->valid)
+        return;
+    if (self->pid != mdb_cur_pid) {
+        /* forked child: never touch the parent's engine state */
+        self->valid = 0;
+        self->env = NULL;
+        self->txns = NULL;
+        self->spare = NULL;
+        if (self->keeper) {
+            self->keeper->env = NULL;
+            Py_CLEAR(self->keeper->reg_key);
+        }
+        Py_CLEAR(self->keeper);
+        return;
+    }
+    /* wait for calls running on other threads without the GIL */
+    while (self->active_ops > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        usleep(1000);
+        Py_END_ALLOW_THREADS
+    }
+    env_end_all_txns(self);
+    self->valid = 0;
+    if (self->main_db)
+        self->main_db->valid = 0;
+    if (self->dbs) {
+        PyObject *k, *v;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(self->dbs, &pos, &k, &v))
+            ((DbObject *)v)->valid = 0;
+    }
+    self->env = NULL;
+    Py_CLEAR(self->keeper);
+}
+
+static PyObject *env_close(EnvObject *self, PyObject *unused)
+{
+    (void)unused;
+    env_do_close(self);
+    Py_RETURN_NONE;
+}
+
+static void env_dealloc(EnvObject *self)
+{
+    if (self->weakreflist)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    env_do_close(self);
+    Py_CLEAR(self->keeper);
+    Py_CLEAR(self->main_db);
+    Py_CLEAR(self->dbs);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *env_begin(EnvObject *self, FASTARGS)
+{
+    static const char *const names[] = {"db", "parent", "write", "buffers", NULL};
+    PyObject *a[4] = {Py_None, Py_None, Py_False, Py_False};
+    int write, buffers;
+    if (args_parse("begin", args, nargs, kwnames, names, a) < 0)
+        return NULL;
+    if (args_bool(a[2], &write) < 0 || args_bool(a[3], &buffers) < 0)
+        return NULL;
+    if (env_check(self) < 0)
+        return NULL;
+    DbObject *db = NULL;
+    if (a[0] != Py_None) {
+        if (!PyObject_TypeCheck(a[0], &MdbDb_Type)) {
+            PyErr_SetString(PyExc_TypeError, "db must be a _Database");
+            return NULL;
+        }
+        db = (DbObject *)a[0];
+    }
+    TxnObject *parent = NULL;
+    if (a[1] != Py_None) {
+        if (!PyObject_TypeCheck(a[1], &MdbTxn_Type)) {
+            PyErr_SetString(PyExc_TypeError, "parent must be a Transaction");
+            return NULL;
+        }
+        parent = (TxnObject *)a[1];
+    }
+    return txn_new(self, db, parent, write, buffers);
+}
+
+static PyObject *env_open_db(EnvObject *self, FASTARGS)
+{
+    static const char *const names[] = {"key", "txn", "reverse_key", "dupsort", "create",
+                                        "integerkey", "integerdup", "dupfixed", NULL};
+    PyObject *a[8] = {Py_None, Py_None, Py_False, Py_False, Py_True,
+                      Py_False, Py_False, Py_False};
+    int rk, ds, cr, ik, idup, df, rc;
+    if (args_parse("open_db", args, nargs, kwnames, names, a) < 0)
+        return NULL;
+    if (args_bool(a[2], &rk) < 0 || args_bool(a[3], &ds) < 0 || args_bool(a[4], &cr) < 0 ||
+        args_bool(a[5], &ik) < 0 || args_bool(a[6], &idup) < 0 || args_bool(a[7], &df) < 0)
+        return NULL;
+    if (env_check(self) < 0)
+        return NULL;
+    unsigned int flags = 0;
+    if (rk)
+        flags |= MDB_REVERSEKEY;
+    if (ds)
+        flags |= MDB_DUPSORT;
+    if (ik)
+        flags |= MDB_INTEGERKEY;
+    if (idup)
+        flags |= MDB_INTEGERDUP | MDB_DUPFIXED | MDB_DUPSORT;
+    if (df)
+        flags |= MDB_DUPFIXED | MDB_DUPSORT;
+    if (a[0] == Py_None) {
+        if (flags) {
+            PyErr_SetString(PyExc_ValueError, "flags cannot be set on the main database");
+            return NULL;
+        }
+        Py_INCREF(self->main_db);
+        return (PyObject *)self->main_db;
+    }
+    if (!PyBytes_Check(a[0])) {
+        PyErr_Format(PyExc_TypeError, "open_db() key must be bytes, not %.100s",
+                     Py_TYPE(a[0])->tp_name);
+        return NULL;
+    }
+    PyObject *existing = PyDict_GetItemWithError(self->dbs, a[0]);
+    if (existing) {
+        Py_INCREF(existing);
+        return existing;
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    if (cr && !self->readonly)
+        flags |= MDB_CREATE;
+
+    TxnObject *utxn = NULL;
+    if (a[1] != Py_None) {
+        if (!PyObject_TypeCheck(a[1], &MdbTxn_Type)) {
+            PyErr_SetString(PyExc_TypeError, "txn must be a Transaction");
+            return NULL;
+        }
+        utxn = (TxnObject *)a[1];
+        if (txn_check(utxn) < 0)
+            return NULL;
+    }
+    MDB_txn *txn;
+    int own = 0;
+    if (utxn) {
+        txn = utxn->txn;
+    } else {
+        int write = !self->readonly;
+        if (write && self->write_txns > 0 && pthread_equal(self->writer, pthread_self()))
+            return err_msg("open_db() needs a write transaction but this thread already "
+                           "has one: pass it as open_db(..., txn=txn)");
+        MDB_env *e = self->env;
+        MDB_UNLOCKED(self, rc = mdb_txn_begin(e, NULL, write ? 0 : MDB_RDONLY, &txn));
+        if (rc)
+            return err_set("mdb_txn_begin", rc);
+        own = 1;
+    }
+    MDB_dbi dbi;
+    unsigned int dflags = 0;
+    rc = mdb_dbi_open(txn, PyBytes_AS_STRING(a[0]), flags, &dbi);
+    if (!rc)
+        rc = mdb_dbi_flags(txn, dbi, &dflags);
+    if (rc) {
+        if (own)
+            mdb_txn_abort(txn);
+        return err_set("mdb_dbi_open", rc);
+    }
+    if (own) {
+        MDB_UNLOCKED(self, rc = mdb_txn_commit(txn));
+        if (rc)
+            return err_set("mdb_txn_commit", rc);
+    }
+    DbObject *db = db_new(self, dbi, dflags);
+    if (!db)
+        return NULL;
+    if (PyDict_SetItem(self->dbs, a[0], (PyObject *)db) < 0) {
+        Py_DECREF(db);
+        return NULL;
+    }
+    return (PyObject *)db;
+}
+
+static PyObject *env_dbs(EnvObject *self, FASTARGS)
+{
+    static const char *const names[] = {"txn", NULL};
+    PyObject *a[1] = {Py_None};
+    if (args_parse("dbs", args, nargs, kwnames, names, a) < 0)
+        return NULL;
+    if (env_check(self) < 0)
+        return NULL;
+    MDB_txn *txn;
+    int own = 0, rc;
+    if (a[0] != Py_None) {
+        if (!PyObject_TypeCheck(a[0], &MdbTxn_Type)) {
+            PyErr_SetString(PyExc_TypeError, "txn must be a Transaction");
+            return NULL;
+        }
+        if (txn_check((TxnObject *)a[0]) < 0)
+            return NULL;
+        txn = ((TxnObject *)a[0])->txn;
+    } else {
+        MDB_env *e = self->env;
+        MDB_UNLOCKED(self, rc = mdb_txn_begin(e, NULL, MDB_RDONLY, &txn));
+        if (rc)
+            return err_set("mdb_txn_begin", rc);
+        own = 1;
+    }
+    PyObject *out = PyList_New(0);
+    MDB_cursor *cur = NULL;
+    if (!out)
+        goto done;
+    if ((rc = mdb_cursor_open(txn, self->main_db->dbi, &cur))) {
+        Py_CLEAR(out);
+        err_set("mdb_cursor_open", rc);
+        goto done;
+    }
+    MDB_val k, v;
+    MDB_cursor_op op = MDB_FIRST;
+    while ((rc = mdb_cursor_get(cur, &k, &v, op)) == 0) {
+        op = MDB_NEXT;
+        /* a named database's record holds its 48-byte descriptor */
+        if (v.mv_size != 48 || k.mv_size == 0 || memchr(k.mv_data, 0, k.mv_size))
+            continue;
+        PyObject *name = PyBytes_FromStringAndSize(k.mv_data, (Py_ssize_t)k.mv_size);
+        if (!name) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        int is_db = PyDict_Contains(self->dbs, name);
+        if (!is_db) {
+            MDB_dbi dbi;
+            is_db = mdb_dbi_open(txn, PyBytes_AS_STRING(name), 0, &dbi) == 0;
+        }
+        if (is_db && PyList_Append(out, name) < 0) {
+            Py_DECREF(name);
+            Py_CLEAR(out);
+            goto done;
+        }
+        Py_DECREF(name);
+    }
+done:
+    if (cur)
+        mdb_cursor_close(cur);
+    if (own)
+        mdb_txn_abort(txn);
+    return out;
+}
+
+PyObject *stat_dict(const MDB_stat *st)
+{
+    return Py_BuildValue("{s:I,s:I,s:n,s:n,s:n,s:n}", "psize", st->ms_psize, "depth",
+                         st->ms_depth, "branch_pages", (Py_ssize_t)st->ms_branch_pages,
+                         "leaf_pages", (Py_ssize_t)st->ms_leaf_pages, "overflow_pages",
+                         (Py_ssize_t)st->ms_overflow_pages, "entries",
+                         (Py_ssize_t)st->ms_entries);
+}
+
+static PyObject *env_stat(EnvObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (env_check(self) < 0)
+        return NULL;
+    MDB_stat st;
+    int rc = mdb_env_stat(self->env, &st);
+    if (rc)
+        return err_set("mdb_env_stat", rc);
+    return stat_dict(&st);
+}
+
+static PyObject *env_info(EnvObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (env_check(self) < 0)
+        return NULL;
+    MDB_envinfo info;
+    int rc = mdb_env_info(self->env, &info);
+    if (rc)
+        return err_set("mdb_env_info", rc);
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:I,s:I}", "map_addr",
+                         (Py_ssize_t)(uintptr_t)info.me_mapaddr, "map_size",
+                         (Py_ssize_t)info.me_mapsize, "last_pgno",
+                         (Py_ssize_t)info.me_last_pgno, "last_txnid",
+                         (Py_ssize_t)info.me_last_txnid, "max_readers", info.me_maxreaders,
+                         "num_readers", info.me_numreaders);
+}
+
+static PyObject *env_flags(EnvObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (env_check(self) < 0)
+        return NULL;
+    unsigned int f;
+    int rc = mdb_env_get_flags(self->env, &f);
+    if (rc)
+        return err_set("mdb_env_get_flags", rc);
+    return Py_BuildValue("{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}",
+                         "subdir", (f & MDB_NOSUBDIR) ? Py_False : Py_True,
+                         "readonly", (f & MDB_RDONLY) ? Py_True : Py_False,
+                         "metasync", (f & MDB_NOMETASYNC) ? Py_False : Py_True,
+                         "sync", (f & MDB_NOSYNC) ? Py_False : Py_True,
+                         "map_async", (f & MDB_MAPASYNC) ? Py_True : Py_False,
+                         "readahead", (f & MDB_NORDAHEAD) ? Py_False : Py_True,
+                         "writemap", (f & MDB_WRITEMAP) ? Py_True : Py_False,
+                         "meminit", (f & MDB_NOMEMINIT) ? Py_False : Py_True,
+                         "lock", (f & MDB_NOLOCK) ? Py_False : Py_True);
+}
+
+static PyObject *env_path(EnvObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (env_check(self) < 0)
+        return NULL;
+    const char *p;
+    int rc = mdb_env_get_path(self->env, &p);
+    if (rc)
+        return err_set("mdb_env_get_path", rc);
+    return PyUnicode_DecodeFSDefault(p);
+}
+
+static PyObject *env_max_key_size(EnvObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (env_check(self) < 0)
+        return NULL;
+    return PyLong_FromLong(mdb_env_get_maxkeysize(self->env));
+}
+
+static PyObject *env_max_readers(EnvObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (env_check(self) < 0)
+        return NULL;
+    unsigned int n;
+    int rc = mdb_env_get_maxreaders(self->env, &n);
+    if (rc)
+        return err_set("mdb_env_get_maxreaders", rc);
+    return PyLong_FromUnsignedLong(n);
+}
+
+static int reader_cb(const char *msg, void *ctx)
+{
+    PyObject *list = ctx;
+    PyObject *s = PyUnicode_FromString(msg);
+    if (!s)
+        return -1;
+    int r = PyList_Append(list, s);
+    Py_DECREF(s);
+    return r;
+}
+
+static PyObject *env_readers(EnvObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (env_check(self) < 0)
+        return NULL;
+    PyObject *list = PyList_New(0);
+    if (!list)
+        return NULL;
+    int rc = mdb_reader_list(self->env, reader_cb, list);
+    if (PyErr_Occurred()) {
+        Py_DECREF(list);
+        return NULL;
+    }
+    if (rc < 0) {
+        Py_DECREF(list);
+        return err_set("mdb_reader_list", rc);
+    }
+    PyObject *empty = PyUnicode_FromString("");
+    PyObject *out = empty ? PyUnicode_Join(empty, list) : NULL;
+    Py_XDECREF(empty);
+    Py_DECREF(list);
+    return out;
+}
+
+static PyObject *env_reader_check(EnvObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (env_check(self) < 0)
+        return NULL;
+    int dead = 0, rc;
+    MDB_env *e = self->env;
+    MDB_UNLOCKED(self, rc = mdb_reader_check(e, &dead));
+    if (rc)
+        return err_set("mdb_reader_check", rc);
+    return PyLong_FromLong(dead);
+}
+
+static PyObject *env_sync(EnvObject *self, FASTARGS)
+{
+    static const char *const names[] = {"force", NULL};
+    PyObject *a[1] = {Py_False};
+    int force, rc;
+    if (args_parse("sync", args, nargs, kwnames, names, a) < 0 || args_bool(a[0], &force) < 0)
+        return NULL;
+    if (env_check(self) < 0)
+        return NULL;
+    MDB_env *e = self->env;
+    MDB_UNLOCKED(self, rc = mdb_env_sync(e, force));
+    if (rc)
+        return err_set("mdb_env_sync", rc);
+    Py_RETURN_NONE;
+}
+
+static int copy_common(EnvObject *self, PyObject *compact_o, PyObject *txn_o, int *compact)
+{
+    if (args_bool(compact_o, compact) < 0)
+        return -1;
+    if (txn_o != Py_None) {
+        PyErr_SetString(PyExc_TypeError,
+                        "copy(txn=) needs an engine with mdb_env_copy3; not supported");
+        return -1;
+    }
+    return env_check(self);
+}
+
+static PyObject *env_copy(EnvObject *self, FASTARGS)
+{
+    static const char *const names[] = {"path", "compact", "txn", NULL};
+    PyObject *a[3] = {NULL, Py_False, Py_None};
+    int compact, rc;
+    if (args_parse("copy", args, nargs, kwnames, names, a) < 0)
+        return NULL;
+    if (!a[0]) {
+        PyErr_SetString(PyExc_TypeError, "copy() missing required argument 'path'");
+        return NULL;
+    }
+    if (copy_common(self, a[1], a[2], &compact) < 0)
+        return NULL;
+    PyObject *pb = NULL;
+    if (!PyUnicode_FSConverter(a[0], &pb))
+        return NULL;
+    MDB_env *e = self->env;
+    const char *p = PyBytes_AS_STRING(pb);
+    MDB_UNLOCKED(self, rc = mdb_env_copy2(e, p, compact ? MDB_CP_COMPACT : 0));
+    Py_DECREF(pb);
+    if (rc)
+        return err_set("mdb_env_copy2", rc);
+    Py_RETURN_NONE;
+}
+
+static PyObject *env_copyfd(EnvObject *self, FASTARGS)
+{
+    static const char *const names[] = {"fd", "compact", "txn", NULL};
+    PyObject *a[3] = {NULL, Py_False, Py_None};
+    int compact, rc;
+    if (args_parse("copyfd", args, nargs, kwnames, names, a) < 0)
+        return NULL;
+    if (!a[0]) {
+        PyErr_SetString(PyExc_TypeError, "copyfd() missing required argument 'fd'");
+        return NULL;
+    }
+    if (copy_common(self, a[1], a[2], &compact) < 0)
+        return NULL;
+    int fd = PyObject_AsFileDescriptor(a[0]);
+    if (fd < 0)
+        return NULL;
+    MDB_env *e = self->env;
+    MDB_UNLOCKED(self, rc = mdb_env_copyfd2(e, fd, compact ? MDB_CP_COMPACT : 0));
+    if (rc)
+        return err_set("mdb_env_copyfd2", rc);
+    Py_RETURN_NONE;
+}
+
+static PyObject *env_set_mapsize(EnvObject *self, PyObject *arg)
+{
+    unsigned long long size = PyLong_AsUnsignedLongLong(arg);
+    if (size == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    if (env_check(self) < 0)
+        return NULL;
+    if (self->keeper->exports > 0) {
+        PyErr_Format(mdb_Error,
+                     "set_mapsize() refused: %zd buffers=True value(s) still point into the "
+                     "current map; release them (del / memoryview.release()) first",
+                     self->keeper->exports);
+        return NULL;
+    }
+    if (self->write_txns > 0)
+        return err_set("mdb_env_set_mapsize", EINVAL);
+    while (self->active_ops > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        usleep(1000);
+        Py_END_ALLOW_THREADS
+    }
+    env_end_all_txns(self);
+    int rc;
+    MDB_env *e = self->env;
+    MDB_UNLOCKED(self, rc = mdb_env_set_mapsize(e, (size_t)size));
+    if (rc)
+        return err_set("mdb_env_set_mapsize", rc);
+    if (env_update_map_range(self) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *env_check_method(EnvObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (env_check(self) < 0)
+        return NULL;
+#if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_CORE_CHECK)
+    return mdb_core_check(self);
+#else
+    return err_msg("env.check(): the structural checker needs the mdb core "
+                   "(this build links the system liblmdb)");
+#endif
+}
+
+static PyObject *env_enter(EnvObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (env_check(self) < 0)
+        return NULL;
+    Py_INCREF(self);
+    return (PyObject *)self;
+}
+
+static PyObject *env_exit(EnvObject *self, PyObject *args)
+{
+    (void)args;
+    env_do_close(self);
+    Py_RETURN_FALSE;
+}
+
+static PyObject *env_get_readonly(EnvObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(self->readonly);
+}
+
+static PyGetSetDef env_getset[] = {
+    {"readonly", (getter)env_get_readonly, NULL, "True if opened with readonly=True.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyMethodDef env_methods[] = {
+    {"begin", (PyCFunction)(void (*)(void))env_begin, METH_FK,
+     "begin(db=None, parent=None, write=False, buffers=False) -> Transaction\n\n"
+     "Start a transaction. A write transaction waits (GIL released) for the writer lock."},
+    {"open_db", (PyCFunction)(void (*)(void))env_open_db, METH_FK,
+     "open_db(key=None, txn=None, reverse_key=False, dupsort=False, create=True, "
+     "integerkey=False, integerdup=False, dupfixed=False) -> _Database\n\n"
+     "Open (and by default create) a named database; None is the main database."},
+    {"dbs", (PyCFunction)(void (*)(void))env_dbs, METH_FK,
+     "dbs(txn=None) -> list[bytes]\n\nNames of the named databases."},
+    {"close", (PyCFunction)env_close, METH_NOARGS,
+     "close()\n\nClose the environment, aborting its transactions. Idempotent. The "
+     "engine handle is released once no buffers=True value refers to the map."},
+    {"set_mapsize", (PyCFunction)env_set_mapsize, METH_O,
+     "set_mapsize(map_size)\n\nResize the map; aborts open read transactions. Refused "
+     "while a write transaction or buffers=True values are alive."},
+    {"copy", (PyCFunction)(void (*)(void))env_copy, METH_FK,
+     "copy(path, compact=False, txn=None)\n\nCopy the environment into directory path."},
+    {"copyfd", (PyCFunction)(void (*)(void))env_copyfd, METH_FK,
+     "copyfd(fd, compact=False, txn=None)\n\nCopy the environment to a file descriptor."},
+    {"sync", (PyCFunction)(void (*)(void))env_sync, METH_FK,
+     "sync(force=False)\n\nFlush the data buffers to disk."},
+    {"stat", (PyCFunction)env_stat, METH_NOARGS, "stat() -> dict\n\nStatistics of the main database."},
+    {"info", (PyCFunction)env_info, METH_NOARGS, "info() -> dict\n\nEnvironment information."},
+    {"flags", (PyCFunction)env_flags, METH_NOARGS, "flags() -> dict\n\nThe open flags."},
+    {"path", (PyCFunction)env_path, METH_NOARGS, "path() -> str\n\nThe path given at open."},
+    {"max_key_size", (PyCFunction)env_max_key_size, METH_NOARGS,
+     "max_key_size() -> int\n\nLargest key (and dupsort value) size in bytes."},
+    {"max_readers", (PyCFunction)env_max_readers, METH_NOARGS,
+     "max_readers() -> int\n\nSize of the reader table."},
+    {"readers", (PyCFunction)env_readers, METH_NOARGS,
+     "readers() -> str\n\nThe reader table, as text."},
+    {"reader_check", (PyCFunction)env_reader_check, METH_NOARGS,
+     "reader_check() -> int\n\nClear stale reader slots; returns how many were cleared."},
+    {"check", (PyCFunction)env_check_method, METH_NOARGS,
+     "check() -> dict\n\nRun the mdb core's structural checker (mdb core builds only)."},
+    {"__enter__", (PyCFunction)env_enter, METH_NOARGS, "Return self."},
+    {"__exit__", (PyCFunction)env_exit, METH_VARARGS, "Close the environment."},
+    {NULL, NULL, 0, NULL}};
+
+PyTypeObject MdbEnv_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    /* no module prefix, as py-lmdb's C extension: its suite tells backends apart by it */
+    .tp_name = "Environment",
+    .tp_basicsize = sizeof(EnvObject),
+    .tp_dealloc = (destructor)env_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_weaklistoffset = offsetof(EnvObject, weakreflist),
+    .tp_methods = env_methods,
+    .tp_getset = env_getset,
+    .tp_init = (initproc)env_init,
+    .tp_new = env_new,
+    .tp_doc = "Environment(path, map_size=10485760, subdir=True, readonly=False, "
+              "metasync=True, sync=True, map_async=False, mode=0o755, create=True, "
+              "readahead=True, writemap=False, meminit=True, max_readers=126, max_dbs=0, "
+              "max_spare_txns=1, lock=True)\n\nAn open environment (directory or file). "
+              "mdb.open() is an alias.",
+};
