@@ -170,8 +170,9 @@ def _unescape(item: bytes, source: str, lineno: int) -> bytes:
             raise InputError(
                 source,
                 lineno,
-                f"bad escape {item[i : i + 3].decode('latin-1')!r}: "
-                "expected a backslash followed by two hex digits or another backslash",
+                f"bad escape {item[i : i + 3].decode('latin-1')!r}: expected a backslash "
+                "followed by two hex digits or another backslash (LMDB 0.9.24's mdb_dump -p "
+                "leaves a bare backslash in data; dump without -p instead)",
             ) from None
         i += 3
     return bytes(out)
