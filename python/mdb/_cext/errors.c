@@ -35,12 +35,12 @@ PyObject *err_invalid(void)
     return err_msg("Attempt to operate on closed/deleted/dropped object.");
 }
 
-PyObject *err_forked(void)
+PyObject *err_forked(pid_t pid)
 {
     PyObject *errors = PyImport_ImportModule("mdb.errors");
     PyObject *exc = NULL;
     if (errors) {
-        exc = PyObject_CallMethod(errors, "_forked", "i", 0);
+        exc = PyObject_CallMethod(errors, "_forked", "i", (int)pid);
         Py_DECREF(errors);
     }
     if (!exc)

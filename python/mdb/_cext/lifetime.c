@@ -21,7 +21,7 @@ int env_check(EnvObject *env)
         return -1;
     }
     if (env->pid != mdb_cur_pid) {
-        err_forked();
+        err_forked(env->pid);
         return -1;
     }
     return 0;
@@ -34,7 +34,7 @@ int txn_check(TxnObject *txn)
         return -1;
     }
     if (txn->env->pid != mdb_cur_pid) {
-        err_forked();
+        err_forked(txn->env->pid);
         return -1;
     }
     if (txn->busy) {

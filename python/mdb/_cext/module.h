@@ -148,7 +148,7 @@ PyObject *err_set(const char *what, int rc);
 /* Raise mdb.Error with a fixed message and code 0. */
 PyObject *err_msg(const char *msg);
 PyObject *err_invalid(void);         /* closed/deleted/dropped object */
-PyObject *err_forked(void);          /* used in a forked child */
+PyObject *err_forked(pid_t pid);        /* used in a forked child */
 PyObject *err_typed(PyObject *cls_name_obj, const char *what, int rc, const char *msg);
 PyObject *err_badvalsize(const char *what, Py_ssize_t got, Py_ssize_t limit);
 

@@ -489,7 +489,7 @@ static PyObject *txn_abort(TxnObject *self, PyObject *unused)
 {
     (void)unused;
     if (self->valid && self->env->pid != mdb_cur_pid)
-        return err_forked();
+        return err_forked(self->env->pid);
     if (self->busy)
         return err_msg("Transaction is in use by another thread.");
     txn_end(self, 0);

@@ -1,0 +1,1262 @@
+"""The cffi backend of mdb: the same API as mdb._cext, in Python over cffi.
+
+Selected with ``MDB_BACKEND=cffi`` (or automatically when the C extension
+cannot be loaded).  The compiled half is ``mdb._cffi_lib`` (out-of-line API
+mode, built by CMake from ``build.py`` and linked to the same engine).
+
+Lifetimes follow mdb._cext (see python/mdb/_cext/module.h): an environment's
+engine handle belongs to a :class:`_MapKeeper`; ``buffers=True`` values hold
+the keeper, so the map stays mapped while any is alive, and ``close()`` only
+drops the environment's own reference.  Objects inherited across ``fork()``
+raise instead of touching the parent's engine state.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterator
+
+from .. import _registry
+from ..errors import Error, _closed, _forked, _from_code
+
+try:
+    from .._cffi_lib import ffi, lib
+except ImportError as exc:  # pragma: no cover - depends on the build
+    raise ImportError(f"mdb._cffi_lib is not built: {exc}") from exc
+
+__all__ = ["Environment", "Transaction", "Cursor", "_Database", "version", "HAVE_CHECK"]
+
+HAVE_CHECK = 0
+
+_pid = os.getpid()
+
+
+def _after_fork() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+_EINVAL = 22
+_EACCES = 13
+
+
+def _raise(what: str, rc: int) -> Any:
+    raise _from_code(what, rc, ffi.string(lib.mdb_strerror(rc)).decode("utf-8", "replace"))
+
+
+def _badvalsize(what: str, got: int, limit: int) -> Any:
+    from ..errors import BadValsizeError
+
+    reason = ffi.string(lib.mdb_strerror(lib.MDB_BAD_VALSIZE)).decode()
+    if got == 0:
+        msg = f"{what}: {reason} (keys must be 1 to {limit} bytes long; got an empty key)"
+    else:
+        msg = f"{what}: {reason} ({got} bytes given, the limit is {limit} bytes)"
+    raise BadValsizeError(msg, what=what, code=lib.MDB_BAD_VALSIZE, reason=reason)
+
+
+def _inbuf(obj: Any, name: str) -> tuple[Any, int]:
+    """(pointer-compatible object, length) for a key/value, without copying."""
+    if type(obj) is bytes:
+        return obj, len(obj)
+    if isinstance(obj, str) or obj is None:
+        raise TypeError(f"{name} must be a bytes-like object, not {type(obj).__name__}")
+    try:
+        buf = ffi.from_buffer(obj)
+    except TypeError:
+        raise TypeError(f"{name} must be a bytes-like object, not {type(obj).__name__}") from None
+    return buf, len(buf)
+
+
+def _map_range(fd: int) -> tuple[int, int]:
+    """Address range where the data file ``fd`` is mapped (0, 0 if unknown)."""
+    try:
+        st = os.fstat(fd)
+        lo = hi = 0
+        with open("/proc/self/maps") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) < 5:
+                    continue
+                major, minor = (int(x, 16) for x in parts[3].split(":"))
+                if int(parts[4]) != st.st_ino or os.makedev(major, minor) != st.st_dev:
+                    continue
+                a, b = (int(x, 16) for x in parts[0].split("-"))
+                if not lo and int(parts[2], 16) == 0:
+                    lo, hi = a, b
+                elif lo and a == hi:
+                    hi = b
+        return lo, hi
+    except OSError:
+        return 0, 0
+
+
+class _MapKeeper:
+    """Owns an engine environment handle; closes it when the last user goes."""
+
+    __slots__ = ("env", "pid", "exports", "reg_key", "__weakref__")
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.pid = _pid
+        self.exports = 0
+        self.reg_key: Any = None
+
+    def __del__(self) -> None:
+        env, self.env = self.env, None
+        if env is not None and self.pid == _pid:
+            lib.mdb_env_close(env)
+        if self.reg_key is not None and self.pid == _pid:
+            _registry.release(self.reg_key)
+            self.reg_key = None
+
+
+def _release_export(keeper: _MapKeeper) -> Any:
+    def done(_p: Any) -> None:
+        keeper.exports -= 1
+
+    return done
+
+
+class _Database:
+    """Handle of a database inside an Environment (from Environment.open_db())."""
+
+    __slots__ = ("_dbi", "_flags", "_valid", "_owner")
+
+    def __init__(self, owner: Environment, dbi: int, flags: int) -> None:
+        self._dbi = dbi
+        self._flags = flags
+        self._valid = True
+        self._owner = owner
+
+    def flags(self, *args: Any, **kwargs: Any) -> dict[str, bool]:
+        """The database's flags: reverse_key, dupsort, integerkey, integerdup, dupfixed."""
+        f = self._flags
+        return {
+            "reverse_key": bool(f & lib.MDB_REVERSEKEY),
+            "dupsort": bool(f & lib.MDB_DUPSORT),
+            "integerkey": bool(f & lib.MDB_INTEGERKEY),
+            "integerdup": bool(f & lib.MDB_INTEGERDUP),
+            "dupfixed": bool(f & lib.MDB_DUPFIXED),
+        }
+
+
+def _stat_dict(st: Any) -> dict[str, int]:
+    return {
+        "psize": st.ms_psize,
+        "depth": st.ms_depth,
+        "branch_pages": st.ms_branch_pages,
+        "leaf_pages": st.ms_leaf_pages,
+        "overflow_pages": st.ms_overflow_pages,
+        "entries": st.ms_entries,
+    }
+
+
+_reader_lines: list[str] = []
+
+
+@ffi.def_extern()
+def _mdbpy_reader_cb(msg: Any, ctx: Any) -> int:
+    _reader_lines.append(ffi.string(msg).decode("utf-8", "replace"))
+    return 0
+
+
+class Environment:
+    """An open environment (directory or file); ``mdb.open()`` is an alias.
+
+    Keywords as py-lmdb: map_size, subdir, readonly, metasync, sync, map_async,
+    mode, create, readahead, writemap, meminit, max_readers, max_dbs,
+    max_spare_txns, lock.
+    """
+
+    def __init__(
+        self,
+        path: Any,
+        map_size: int = 10485760,
+        subdir: bool = True,
+        readonly: bool = False,
+        metasync: bool = True,
+        sync: bool = True,
+        map_async: bool = False,
+        mode: int = 0o755,
+        create: bool = True,
+        readahead: bool = True,
+        writemap: bool = False,
+        meminit: bool = True,
+        max_readers: int = 126,
+        max_dbs: int = 0,
+        max_spare_txns: int = 1,
+        lock: bool = True,
+    ) -> None:
+        self._valid = False
+        self._keeper: _MapKeeper | None = None
+        self._env: Any = None
+        self._txns: list[Transaction] = []
+        self._write_txns = 0
+        self._writer = 0
+        self._spare: Any = None
+        self._dbs: dict[bytes, _Database] = {}
+        path_s = os.fsdecode(path)
+        path_b = os.fsencode(path)
+        _registry.check(path_s, bool(subdir))
+        if create and subdir:
+            try:
+                os.mkdir(path_b, mode)
+            except FileExistsError:
+                pass
+        envp = ffi.new("MDB_env **")
+        rc = lib.mdb_env_create(envp)
+        if rc:
+            _raise("mdb_env_create", rc)
+        env = envp[0]
+        for what, rc in (
+            ("mdb_env_set_mapsize", lib.mdb_env_set_mapsize(env, map_size)),
+            ("mdb_env_set_maxreaders", lib.mdb_env_set_maxreaders(env, max_readers)),
+            ("mdb_env_set_maxdbs", lib.mdb_env_set_maxdbs(env, max_dbs)),
+        ):
+            if rc:
+                lib.mdb_env_close(env)
+                _raise(what, rc)
+        flags = lib.MDB_NOTLS
+        if not subdir:
+            flags |= lib.MDB_NOSUBDIR
+        if readonly:
+            flags |= lib.MDB_RDONLY
+        if not metasync:
+            flags |= lib.MDB_NOMETASYNC
+        if not sync:
+            flags |= lib.MDB_NOSYNC
+        if map_async:
+            flags |= lib.MDB_MAPASYNC
+        if not readahead:
+            flags |= lib.MDB_NORDAHEAD
+        if writemap:
+            flags |= lib.MDB_WRITEMAP
+        if not meminit:
+            flags |= lib.MDB_NOMEMINIT
+        if not lock:
+            flags |= lib.MDB_NOLOCK
+        rc = lib.mdb_env_open(env, path_b, flags, mode & ~0o111)
+        if rc:
+            lib.mdb_env_close(env)
+            _raise(path_s, rc)
+        keeper = _MapKeeper(env)
+        self._keeper = keeper
+        self._env = env
+        self._pid = _pid
+        self._readonly = bool(readonly)
+        self._max_spare_txns = max_spare_txns
+        self._valid = True
+        fdp = ffi.new("mdb_filehandle_t *")
+        if lib.mdb_env_get_fd(env, fdp) == 0 and fdp[0] >= 0:
+            keeper.reg_key = _registry.register(fdp[0])
+            self._map = _map_range(fdp[0])
+        else:
+            self._map = (0, 0)
+        txnp = ffi.new("MDB_txn **")
+        rc = lib.mdb_txn_begin(env, ffi.NULL, lib.MDB_RDONLY, txnp)
+        if rc:
+            self.close()
+            _raise("mdb_txn_begin", rc)
+        dbip = ffi.new("MDB_dbi *")
+        flp = ffi.new("unsigned int *")
+        rc = lib.mdb_dbi_open(txnp[0], ffi.NULL, 0, dbip)
+        if not rc:
+            rc = lib.mdb_dbi_flags(txnp[0], dbip[0], flp)
+        lib.mdb_txn_abort(txnp[0])
+        if rc:
+            self.close()
+            _raise("mdb_dbi_open", rc)
+        self._main_db = _Database(self, dbip[0], flp[0])
+
+    # -- helpers
+    def _check(self) -> None:
+        if not self._valid:
+            raise _closed()
+        if self._pid != _pid:
+            raise _forked(self._pid)
+
+    def _out(self, buffers: bool, val: Any) -> Any:
+        size = val.mv_size
+        if not buffers:
+            return ffi.unpack(ffi.cast("char *", val.mv_data), size)
+        addr = int(ffi.cast("uintptr_t", val.mv_data))
+        lo, hi = self._map
+        keeper = self._keeper
+        if keeper is None or not lo or addr < lo or addr + size > hi:
+            return memoryview(ffi.unpack(ffi.cast("char *", val.mv_data), size))
+        keeper.exports += 1
+        p = ffi.gc(ffi.cast("char *", val.mv_data), _release_export(keeper))
+        return memoryview(ffi.buffer(p, size))
+
+    # -- lifetime
+    def close(self) -> None:
+        """Close the environment, aborting its transactions. Idempotent."""
+        if not self._valid:
+            return
+        if self._pid != _pid:
+            self._valid = False
+            if self._keeper is not None:
+                self._keeper.env = None
+                self._keeper.reg_key = None
+            self._keeper = None
+            self._env = None
+            return
+        self._end_all_txns()
+        self._valid = False
+        self._main_db._valid = False
+        for db in self._dbs.values():
+            db._valid = False
+        self._env = None
+        self._keeper = None
+
+    def _end_all_txns(self) -> None:
+        while self._txns:
+            top = self._txns[-1]
+            while top._parent is not None and top._parent._valid:
+                top = top._parent
+            top._end(False)
+        if self._spare is not None:
+            lib.mdb_txn_abort(self._spare)
+            self._spare = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self) -> Environment:
+        self._check()
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        self.close()
+        return False
+
+    # -- API
+    @property
+    def readonly(self) -> bool:
+        """True if opened with readonly=True."""
+        return self._readonly
+
+    def begin(
+        self, db: _Database | None = None, parent: Any = None, write: bool = False,
+        buffers: bool = False,
+    ) -> Transaction:
+        """Start a transaction (a write one waits for the writer lock)."""
+        return Transaction(self, db, parent, write, buffers)
+
+    def open_db(
+        self,
+        key: bytes | None = None,
+        txn: Transaction | None = None,
+        reverse_key: bool = False,
+        dupsort: bool = False,
+        create: bool = True,
+        integerkey: bool = False,
+        integerdup: bool = False,
+        dupfixed: bool = False,
+    ) -> _Database:
+        """Open (and by default create) a named database; None is the main one."""
+        self._check()
+        flags = 0
+        if reverse_key:
+            flags |= lib.MDB_REVERSEKEY
+        if dupsort:
+            flags |= lib.MDB_DUPSORT
+        if integerkey:
+            flags |= lib.MDB_INTEGERKEY
+        if integerdup:
+            flags |= lib.MDB_INTEGERDUP | lib.MDB_DUPFIXED | lib.MDB_DUPSORT
+        if dupfixed:
+            flags |= lib.MDB_DUPFIXED | lib.MDB_DUPSORT
+        if key is None:
+            if flags:
+                raise ValueError("flags cannot be set on the main database")
+            return self._main_db
+        if not isinstance(key, bytes):
+            raise TypeError(f"open_db() key must be bytes, not {type(key).__name__}")
+        if key in self._dbs:
+            return self._dbs[key]
+        if create and not self._readonly:
+            flags |= lib.MDB_CREATE
+        own = None
+        if txn is not None:
+            if not isinstance(txn, Transaction):
+                raise TypeError("txn must be a Transaction")
+            txn._check()
+            t = txn._txn
+        else:
+            write = not self._readonly
+            if write and self._write_txns and self._writer == _thread_id():
+                raise Error(
+                    "open_db() needs a write transaction but this thread already has one: "
+                    "pass it as open_db(..., txn=txn)"
+                )
+            txnp = ffi.new("MDB_txn **")
+            rc = lib.mdb_txn_begin(self._env, ffi.NULL, 0 if write else lib.MDB_RDONLY, txnp)
+            if rc:
+                _raise("mdb_txn_begin", rc)
+            own = t = txnp[0]
+        dbip = ffi.new("MDB_dbi *")
+        flp = ffi.new("unsigned int *")
+        rc = lib.mdb_dbi_open(t, key, flags, dbip)
+        if not rc:
+            rc = lib.mdb_dbi_flags(t, dbip[0], flp)
+        if rc:
+            if own is not None:
+                lib.mdb_txn_abort(own)
+            _raise("mdb_dbi_open", rc)
+        if own is not None:
+            rc = lib.mdb_txn_commit(own)
+            if rc:
+                _raise("mdb_txn_commit", rc)
+        db = _Database(self, dbip[0], flp[0])
+        self._dbs[key] = db
+        return db
+
+    def dbs(self, txn: Transaction | None = None) -> list[bytes]:
+        """Names of the named databases."""
+        self._check()
+        own = None
+        if txn is not None:
+            txn._check()
+            t = txn._txn
+        else:
+            txnp = ffi.new("MDB_txn **")
+            rc = lib.mdb_txn_begin(self._env, ffi.NULL, lib.MDB_RDONLY, txnp)
+            if rc:
+                _raise("mdb_txn_begin", rc)
+            own = t = txnp[0]
+        out: list[bytes] = []
+        try:
+            curp = ffi.new("MDB_cursor **")
+            rc = lib.mdb_cursor_open(t, self._main_db._dbi, curp)
+            if rc:
+                _raise("mdb_cursor_open", rc)
+            k = ffi.new("MDB_val *")
+            v = ffi.new("MDB_val *")
+            dbip = ffi.new("MDB_dbi *")
+            op = lib.MDB_FIRST
+            while lib.mdbpy_cursor_get(curp[0], op, ffi.NULL, 0, ffi.NULL, 0, k, v) == 0:
+                op = lib.MDB_NEXT
+                name = ffi.unpack(ffi.cast("char *", k.mv_data), k.mv_size)
+                if v.mv_size != 48 or not name or b"\0" in name:
+                    continue
+                if name in self._dbs or lib.mdb_dbi_open(t, name, 0, dbip) == 0:
+                    out.append(name)
+            lib.mdb_cursor_close(curp[0])
+        finally:
+            if own is not None:
+                lib.mdb_txn_abort(own)
+        return out
+
+    def stat(self) -> dict[str, int]:
+        """Statistics of the main database."""
+        self._check()
+        st = ffi.new("MDB_stat *")
+        rc = lib.mdb_env_stat(self._env, st)
+        if rc:
+            _raise("mdb_env_stat", rc)
+        return _stat_dict(st)
+
+    def info(self) -> dict[str, int]:
+        """Environment information."""
+        self._check()
+        i = ffi.new("MDB_envinfo *")
+        rc = lib.mdb_env_info(self._env, i)
+        if rc:
+            _raise("mdb_env_info", rc)
+        return {
+            "map_addr": int(ffi.cast("uintptr_t", i.me_mapaddr)),
+            "map_size": i.me_mapsize,
+            "last_pgno": i.me_last_pgno,
+            "last_txnid": i.me_last_txnid,
+            "max_readers": i.me_maxreaders,
+            "num_readers": i.me_numreaders,
+        }
+
+    def flags(self) -> dict[str, bool]:
+        """The open flags."""
+        self._check()
+        fp = ffi.new("unsigned int *")
+        rc = lib.mdb_env_get_flags(self._env, fp)
+        if rc:
+            _raise("mdb_env_get_flags", rc)
+        f = fp[0]
+        return {
+            "subdir": not f & lib.MDB_NOSUBDIR,
+            "readonly": bool(f & lib.MDB_RDONLY),
+            "metasync": not f & lib.MDB_NOMETASYNC,
+            "sync": not f & lib.MDB_NOSYNC,
+            "map_async": bool(f & lib.MDB_MAPASYNC),
+            "readahead": not f & lib.MDB_NORDAHEAD,
+            "writemap": bool(f & lib.MDB_WRITEMAP),
+            "meminit": not f & lib.MDB_NOMEMINIT,
+            "lock": not f & lib.MDB_NOLOCK,
+        }
+
+    def path(self) -> str:
+        """The path given at open."""
+        self._check()
+        pp = ffi.new("const char **")
+        rc = lib.mdb_env_get_path(self._env, pp)
+        if rc:
+            _raise("mdb_env_get_path", rc)
+        return os.fsdecode(ffi.string(pp[0]))
+
+    def max_key_size(self) -> int:
+        """Largest key (and dupsort value) size in bytes."""
+        self._check()
+        return int(lib.mdb_env_get_maxkeysize(self._env))
+
+    def max_readers(self) -> int:
+        """Size of the reader table."""
+        self._check()
+        p = ffi.new("unsigned int *")
+        rc = lib.mdb_env_get_maxreaders(self._env, p)
+        if rc:
+            _raise("mdb_env_get_maxreaders", rc)
+        return int(p[0])
+
+    def readers(self) -> str:
+        """The reader table, as text."""
+        self._check()
+        del _reader_lines[:]
+        rc = lib.mdb_reader_list(self._env, lib._mdbpy_reader_cb, ffi.NULL)
+        text = "".join(_reader_lines)
+        del _reader_lines[:]
+        if rc < 0:
+            _raise("mdb_reader_list", rc)
+        return text
+
+    def reader_check(self) -> int:
+        """Clear stale reader slots; returns how many were cleared."""
+        self._check()
+        p = ffi.new("int *")
+        rc = lib.mdb_reader_check(self._env, p)
+        if rc:
+            _raise("mdb_reader_check", rc)
+        return int(p[0])
+
+    def sync(self, force: bool = False) -> None:
+        """Flush the data buffers to disk."""
+        self._check()
+        rc = lib.mdb_env_sync(self._env, bool(force))
+        if rc:
+            _raise("mdb_env_sync", rc)
+
+    def copy(self, path: Any, compact: bool = False, txn: Any = None) -> None:
+        """Copy the environment into directory ``path``."""
+        if txn is not None:
+            raise TypeError("copy(txn=) needs an engine with mdb_env_copy3; not supported")
+        self._check()
+        rc = lib.mdb_env_copy2(self._env, os.fsencode(path), lib.MDB_CP_COMPACT if compact else 0)
+        if rc:
+            _raise("mdb_env_copy2", rc)
+
+    def copyfd(self, fd: int, compact: bool = False, txn: Any = None) -> None:
+        """Copy the environment to file descriptor ``fd``."""
+        if txn is not None:
+            raise TypeError("copyfd(txn=) needs an engine with mdb_env_copy3; not supported")
+        self._check()
+        rc = lib.mdb_env_copyfd2(self._env, fd, lib.MDB_CP_COMPACT if compact else 0)
+        if rc:
+            _raise("mdb_env_copyfd2", rc)
+
+    def set_mapsize(self, map_size: int) -> None:
+        """Resize the map; refused while a write txn or buffers=True values are alive."""
+        self._check()
+        assert self._keeper is not None
+        if self._keeper.exports > 0:
+            raise Error(
+                f"set_mapsize() refused: {self._keeper.exports} buffers=True value(s) still "
+                "point into the current map; release them (del / memoryview.release()) first"
+            )
+        if self._write_txns:
+            _raise("mdb_env_set_mapsize", _EINVAL)
+        self._end_all_txns()
+        rc = lib.mdb_env_set_mapsize(self._env, map_size)
+        if rc:
+            _raise("mdb_env_set_mapsize", rc)
+        fdp = ffi.new("mdb_filehandle_t *")
+        if lib.mdb_env_get_fd(self._env, fdp) == 0:
+            self._map = _map_range(fdp[0])
+
+    def check(self) -> dict[str, Any]:
+        """Run the mdb core's structural checker (mdb core builds only)."""
+        self._check()
+        raise Error(
+            "env.check(): the structural checker needs the mdb core "
+            "(not available in this backend/build)"
+        )
+
+
+def _thread_id() -> int:
+    import threading
+
+    return threading.get_ident()
+
+
+class Transaction:
+    """A read or write transaction; usually from Environment.begin()."""
+
+    def __init__(
+        self,
+        env: Environment,
+        db: _Database | None = None,
+        parent: Transaction | None = None,
+        write: bool = False,
+        buffers: bool = False,
+    ) -> None:
+        self._valid = False
+        self._txn: Any = None
+        self._cursors: list[Cursor] = []
+        self._parent = parent
+        if not isinstance(env, Environment):
+            raise TypeError("env must be an Environment")
+        self.env = env
+        env._check()
+        if db is not None and (not isinstance(db, _Database)):
+            raise TypeError("db must be a _Database")
+        if db is not None and (not db._valid or db._owner is not env):
+            raise _closed()
+        if parent is not None:
+            if not isinstance(parent, Transaction):
+                raise TypeError("parent must be a Transaction")
+            parent._check()
+            if parent.env is not env:
+                raise Error("parent transaction belongs to another Environment")
+            if not parent._write or not write:
+                _raise("mdb_txn_begin", _EINVAL)
+        if write and env._readonly:
+            _raise("mdb_txn_begin", _EACCES)
+        if write and parent is None and env._write_txns and env._writer == _thread_id():
+            raise Error(
+                "mdb_txn_begin: this thread already has an active write transaction "
+                "in this Environment (it would deadlock)"
+            )
+        self._db = db if db is not None else env._main_db
+        self._write = bool(write)
+        self._buffers = bool(buffers)
+        txn = None
+        if not write and env._spare is not None:
+            txn, env._spare = env._spare, None
+            if lib.mdb_txn_renew(txn):
+                lib.mdb_txn_abort(txn)
+                txn = None
+        if txn is None:
+            txnp = ffi.new("MDB_txn **")
+            rc = lib.mdb_txn_begin(
+                env._env, parent._txn if parent is not None else ffi.NULL,
+                0 if write else lib.MDB_RDONLY, txnp,
+            )
+            if rc:
+                _raise("mdb_txn_begin", rc)
+            txn = txnp[0]
+            if not env._valid:
+                lib.mdb_txn_abort(txn)
+                raise _closed()
+        self._txn = txn
+        self._valid = True
+        env._txns.append(self)
+        if write and parent is None:
+            env._write_txns += 1
+            env._writer = _thread_id()
+        self._val = ffi.new("MDB_val *")
+
+    def _check(self) -> None:
+        if not self._valid or not self.env._valid:
+            raise _closed()
+        if self.env._pid != _pid:
+            raise _forked(self.env._pid)
+
+    def _end(self, commit: bool) -> int:
+        if not self._valid:
+            return 0
+        env = self.env
+        rc = 0
+        for child in [t for t in env._txns if t._parent is self]:
+            crc = child._end(commit)
+            rc = rc or crc
+        for c in list(self._cursors):
+            c._invalidate()
+        self._valid = False
+        txn, self._txn = self._txn, None
+        env._txns.remove(self)
+        if self._write and self._parent is None:
+            env._write_txns -= 1
+        if txn is None or env._pid != _pid:
+            return rc
+        if rc and commit:
+            lib.mdb_txn_abort(txn)
+            return rc
+        if commit and self._write:
+            return int(lib.mdb_txn_commit(txn))
+        if not self._write and env._spare is None and env._max_spare_txns > 0 and env._valid:
+            lib.mdb_txn_reset(txn)
+            env._spare = txn
+            return 0
+        lib.mdb_txn_abort(txn)
+        return 0
+
+    def __del__(self) -> None:
+        try:
+            if self._valid:
+                self._end(False)
+        except Exception:
+            pass
+
+    def _resolve(self, db: _Database | None) -> _Database:
+        if db is None:
+            return self._db
+        if not isinstance(db, _Database):
+            raise TypeError(f"db must be a _Database, not {type(db).__name__}")
+        if not db._valid or db._owner is not self.env:
+            raise _closed()
+        return db
+
+    def _keycheck(self, what: str, klen: int, db: _Database, vlen: int) -> None:
+        limit = lib.mdb_env_get_maxkeysize(self.env._env)
+        if klen == 0 or klen > limit:
+            _badvalsize(what, klen, limit)
+        if db._flags & lib.MDB_DUPSORT and vlen > limit:
+            _badvalsize(what, vlen, limit)
+
+    def get(self, key: Any, default: Any = None, db: _Database | None = None) -> Any:
+        """The (first) value of key, or default."""
+        self._check()
+        d = self._resolve(db)
+        k, kl = _inbuf(key, "key")
+        rc = lib.mdbpy_get(self._txn, d._dbi, k, kl, self._val)
+        if rc == lib.MDB_NOTFOUND:
+            return default
+        if rc:
+            _raise("mdb_get", rc)
+        return self.env._out(self._buffers, self._val)
+
+    def put(
+        self, key: Any, value: Any, dupdata: bool = True, overwrite: bool = True,
+        append: bool = False, db: _Database | None = None,
+    ) -> bool:
+        """Store a record; False if not written (exists, or out of order with append)."""
+        self._check()
+        d = self._resolve(db)
+        k, kl = _inbuf(key, "key")
+        v, vl = _inbuf(value, "value")
+        self._keycheck("mdb_put", kl, d, vl)
+        rc = lib.mdbpy_put(self._txn, d._dbi, k, kl, v, vl, _put_flags(d, dupdata, overwrite,
+                                                                        append))
+        if rc == lib.MDB_KEYEXIST:
+            return False
+        if rc:
+            _raise("mdb_put", rc)
+        return True
+
+    def putmulti(
+        self, items: Any, dupdata: bool = True, overwrite: bool = True, append: bool = False,
+        db: _Database | None = None,
+    ) -> tuple[int, int]:
+        """Store many (key, value) tuples; returns (consumed, added)."""
+        self._check()
+        with Cursor(self._resolve(db), self) as c:
+            return c.putmulti(items, dupdata, overwrite, append)
+
+    def replace(self, key: Any, value: Any, db: _Database | None = None) -> Any:
+        """Store value and return the previous one (or None)."""
+        self._check()
+        with Cursor(self._resolve(db), self) as c:
+            return c.replace(key, value)
+
+    def pop(self, key: Any, db: _Database | None = None) -> Any:
+        """Delete key and return its value (or None)."""
+        self._check()
+        with Cursor(self._resolve(db), self) as c:
+            return c.pop(key)
+
+    def delete(self, key: Any, value: Any = b"", db: _Database | None = None) -> bool:
+        """Delete key (or just one duplicate value); False if absent."""
+        self._check()
+        d = self._resolve(db)
+        k, kl = _inbuf(key, "key")
+        v, vl = _inbuf(value, "value")
+        rc = lib.mdbpy_del(self._txn, d._dbi, k, kl, v, vl, 1 if vl else 0)
+        if rc == lib.MDB_NOTFOUND:
+            return False
+        if rc:
+            _raise("mdb_del", rc)
+        return True
+
+    def cursor(self, db: _Database | None = None) -> Cursor:
+        """A cursor over db."""
+        self._check()
+        return Cursor(self._resolve(db), self)
+
+    def stat(self, db: _Database | None = None) -> dict[str, int]:
+        """Statistics of db as seen by this transaction."""
+        self._check()
+        d = self._resolve(db)
+        st = ffi.new("MDB_stat *")
+        rc = lib.mdb_stat(self._txn, d._dbi, st)
+        if rc:
+            _raise("mdb_stat", rc)
+        return _stat_dict(st)
+
+    def drop(self, db: _Database, delete: bool = True) -> None:
+        """Empty db, and with delete=True remove it."""
+        self._check()
+        d = self._resolve(db)
+        env = self.env
+        delete = bool(delete) and d is not env._main_db
+        for t in env._txns:
+            for c in list(t._cursors):
+                if c._db is d:
+                    c._invalidate()
+        rc = lib.mdb_drop(self._txn, d._dbi, 1 if delete else 0)
+        if rc:
+            _raise("mdb_drop", rc)
+        if delete:
+            d._valid = False
+            for name, x in list(env._dbs.items()):
+                if x is d:
+                    del env._dbs[name]
+
+    def id(self) -> int:
+        """The transaction id."""
+        self._check()
+        return int(lib.mdb_txn_id(self._txn))
+
+    def commit(self) -> None:
+        """Commit the transaction."""
+        self._check()
+        rc = self._end(True)
+        if rc:
+            _raise("mdb_txn_commit", rc)
+
+    def abort(self) -> None:
+        """Abandon the transaction. Idempotent."""
+        if self._valid and self.env._pid != _pid:
+            raise _forked(self.env._pid)
+        self._end(False)
+
+    def __enter__(self) -> Transaction:
+        self._check()
+        return self
+
+    def __exit__(self, et: Any, ev: Any, tb: Any) -> bool:
+        if not self._valid:
+            return False
+        if et is None:
+            self.commit()
+        else:
+            self._end(False)
+        return False
+
+
+def _put_flags(db: _Database, dupdata: bool, overwrite: bool, append: bool) -> int:
+    f = 0
+    dupsort = db._flags & lib.MDB_DUPSORT
+    if not dupdata and dupsort:
+        f |= lib.MDB_NODUPDATA
+    if not overwrite:
+        f |= lib.MDB_NOOVERWRITE
+    if append:
+        f |= lib.MDB_APPENDDUP if dupsort else lib.MDB_APPEND
+    return f
+
+
+class Cursor:
+    """A position inside a database; usually from Transaction.cursor()."""
+
+    def __init__(self, db: _Database, txn: Transaction) -> None:
+        self._valid = False
+        if not isinstance(db, _Database):
+            raise TypeError("db must be a _Database")
+        if not isinstance(txn, Transaction):
+            raise TypeError("txn must be a Transaction")
+        txn._check()
+        if not db._valid or db._owner is not txn.env:
+            raise _closed()
+        curp = ffi.new("MDB_cursor **")
+        rc = lib.mdb_cursor_open(txn._txn, db._dbi, curp)
+        if rc:
+            _raise("mdb_cursor_open", rc)
+        self._cur = curp[0]
+        self.txn = txn
+        self._db = db
+        self._valid = True
+        self._positioned = False
+        self._k = ffi.new("MDB_val *")
+        self._v = ffi.new("MDB_val *")
+        txn._cursors.append(self)
+
+    @property
+    def db(self) -> _Database:
+        """The _Database of this cursor."""
+        return self._db
+
+    def _invalidate(self) -> None:
+        if self._valid:
+            if self.txn.env._pid == _pid:
+                lib.mdb_cursor_close(self._cur)
+            self._cur = None
+            self._valid = False
+            self._positioned = False
+            try:
+                self.txn._cursors.remove(self)
+            except ValueError:
+                pass
+
+    def _check(self) -> None:
+        if not self._valid:
+            raise _closed()
+        self.txn._check()
+
+    def __del__(self) -> None:
+        try:
+            self._invalidate()
+        except Exception:
+            pass
+
+    def close(self) -> None:
+        """Close the cursor. Idempotent."""
+        self._invalidate()
+
+    def __enter__(self) -> Cursor:
+        self._check()
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        self._invalidate()
+        return False
+
+    # -- positioning
+    def _do(self, op: int, k: Any = ffi.NULL, kl: int = 0, v: Any = ffi.NULL, vl: int = 0) -> bool:
+        rc = lib.mdbpy_cursor_get(self._cur, op, k, kl, v, vl, self._k, self._v)
+        if rc == 0:
+            self._positioned = True
+            return True
+        self._positioned = False
+        if rc == lib.MDB_NOTFOUND or (rc == _EINVAL and op != lib.MDB_GET_CURRENT):
+            return False
+        _raise("mdb_cursor_get", rc)
+        return False
+
+    def _refresh(self) -> bool:
+        if not self._positioned:
+            return False
+        rc = lib.mdbpy_cursor_get(self._cur, lib.MDB_GET_CURRENT, ffi.NULL, 0, ffi.NULL, 0,
+                                  self._k, self._v)
+        if rc:
+            self._positioned = False
+            return False
+        return True
+
+    def _pos(self, op: int) -> bool:
+        self._check()
+        return self._do(op)
+
+    def key(self) -> Any:
+        """Key of the current record (b'' if unpositioned)."""
+        self._check()
+        if not self._refresh():
+            return b""
+        return self.txn.env._out(self.txn._buffers, self._k)
+
+    def value(self) -> Any:
+        """Value of the current record (b'' if unpositioned)."""
+        self._check()
+        if not self._refresh():
+            return b""
+        return self.txn.env._out(self.txn._buffers, self._v)
+
+    def item(self) -> tuple[Any, Any]:
+        """The current record as (key, value)."""
+        self._check()
+        if not self._refresh():
+            return b"", b""
+        return self._item(True, True)
+
+    def _item(self, keys: bool, values: bool) -> Any:
+        out = self.txn.env._out
+        b = self.txn._buffers
+        if keys and values:
+            return out(b, self._k), out(b, self._v)
+        if keys:
+            return out(b, self._k)
+        return out(b, self._v)
+
+    def first(self) -> bool:
+        """Move to the first key."""
+        return self._pos(lib.MDB_FIRST)
+
+    def last(self) -> bool:
+        """Move to the last key."""
+        return self._pos(lib.MDB_LAST)
+
+    def next(self) -> bool:
+        """Move to the next record (first if unpositioned)."""
+        return self._pos(lib.MDB_NEXT)
+
+    def prev(self) -> bool:
+        """Move to the previous record (last if unpositioned)."""
+        return self._pos(lib.MDB_PREV)
+
+    def first_dup(self) -> bool:
+        """Move to the first value of the current key."""
+        return self._pos(lib.MDB_FIRST_DUP)
+
+    def last_dup(self) -> bool:
+        """Move to the last value of the current key."""
+        return self._pos(lib.MDB_LAST_DUP)
+
+    def next_dup(self) -> bool:
+        """Move to the next value of the current key."""
+        return self._pos(lib.MDB_NEXT_DUP)
+
+    def prev_dup(self) -> bool:
+        """Move to the previous value of the current key."""
+        return self._pos(lib.MDB_PREV_DUP)
+
+    def next_nodup(self) -> bool:
+        """Move to the first value of the next key."""
+        return self._pos(lib.MDB_NEXT_NODUP)
+
+    def prev_nodup(self) -> bool:
+        """Move to the last value of the previous key."""
+        return self._pos(lib.MDB_PREV_NODUP)
+
+    def _set_key(self, key: Any) -> bool:
+        k, kl = _inbuf(key, "key")
+        if not kl:
+            self._positioned = False
+            return False
+        return self._do(lib.MDB_SET_KEY, k, kl)
+
+    def set_key(self, key: Any) -> bool:
+        """Seek to key exactly."""
+        self._check()
+        return self._set_key(key)
+
+    def set_key_dup(self, key: Any, value: Any) -> bool:
+        """Seek to the exact (key, value) pair."""
+        self._check()
+        k, kl = _inbuf(key, "key")
+        v, vl = _inbuf(value, "value")
+        return self._do(lib.MDB_GET_BOTH, k, kl, v, vl)
+
+    def set_range(self, key: Any) -> bool:
+        """Seek to the first key >= key."""
+        self._check()
+        k, kl = _inbuf(key, "key")
+        if not kl:
+            return self._do(lib.MDB_FIRST)
+        return self._do(lib.MDB_SET_RANGE, k, kl)
+
+    def set_range_dup(self, key: Any, value: Any) -> bool:
+        """Seek to the first value >= value of key."""
+        self._check()
+        k, kl = _inbuf(key, "key")
+        v, vl = _inbuf(value, "value")
+        return self._do(lib.MDB_GET_BOTH_RANGE, k, kl, v, vl)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        """Seek to key and return its value, or default."""
+        self._check()
+        if not self._set_key(key):
+            return default
+        return self.txn.env._out(self.txn._buffers, self._v)
+
+    def getmulti(
+        self, keys: Any, dupdata: bool = False, dupfixed_bytes: int | None = None,
+        keyfixed: bool = False, values: bool = True,
+    ) -> Any:
+        """Look up many keys; returns the records found."""
+        if dupfixed_bytes is not None and dupfixed_bytes <= 0:
+            raise ValueError("dupfixed_bytes must be a positive integer")
+        if keyfixed and not dupfixed_bytes:
+            raise ValueError("keyfixed=True requires dupfixed_bytes")
+        if not values and dupdata:
+            raise ValueError("values=False cannot be combined with dupdata=True")
+        self._check()
+        if dupfixed_bytes and not self._db._flags & lib.MDB_DUPFIXED:
+            _raise("mdb_cursor_get", lib.MDB_INCOMPATIBLE)
+        out: list[Any] = []
+        packed = bytearray() if keyfixed else None
+        keylen = -1
+        for key in keys:
+            if not self._set_key(key):
+                continue
+            while True:
+                if dupfixed_bytes and self._v.mv_size != dupfixed_bytes:
+                    raise ValueError(
+                        f"value of {self._v.mv_size} bytes, dupfixed_bytes={dupfixed_bytes}"
+                    )
+                if packed is not None:
+                    kb = ffi.unpack(ffi.cast("char *", self._k.mv_data), self._k.mv_size)
+                    if keylen < 0:
+                        keylen = len(kb)
+                    elif len(kb) != keylen:
+                        raise ValueError("keyfixed=True requires equal-size keys")
+                    packed += kb
+                    packed += ffi.unpack(ffi.cast("char *", self._v.mv_data), self._v.mv_size)
+                elif values:
+                    out.append(self._item(True, True))
+                else:
+                    out.append(self._item(True, False))
+                if not dupdata or not self._do(lib.MDB_NEXT_DUP):
+                    break
+        if packed is not None:
+            return memoryview(bytes(packed))
+        return out
+
+    # -- writes
+    def _put(self, key: Any, value: Any, flags: int) -> bool:
+        k, kl = _inbuf(key, "key")
+        v, vl = _inbuf(value, "value")
+        self.txn._keycheck("mdb_cursor_put", kl, self._db, vl)
+        rc = lib.mdbpy_cursor_put(self._cur, k, kl, v, vl, flags)
+        if rc == 0:
+            self._positioned = True
+            self._refresh()
+            return True
+        if rc == lib.MDB_KEYEXIST:
+            self._refresh()
+            return False
+        _raise("mdb_cursor_put", rc)
+        return False
+
+    def put(
+        self, key: Any, value: Any, dupdata: bool = True, overwrite: bool = True,
+        append: bool = False,
+    ) -> bool:
+        """Store a record and position on it; False if not written."""
+        self._check()
+        return self._put(key, value, _put_flags(self._db, dupdata, overwrite, append))
+
+    def putmulti(
+        self, items: Any, dupdata: bool = True, overwrite: bool = True, append: bool = False
+    ) -> tuple[int, int]:
+        """Store many (key, value) tuples; returns (consumed, added)."""
+        self._check()
+        flags = _put_flags(self._db, dupdata, overwrite, append)
+        consumed = added = 0
+        for item in items:
+            if type(item) is not tuple or len(item) != 2:
+                raise TypeError("putmulti() items must be 2-tuples (key, value)")
+            added += self._put(item[0], item[1], flags)
+            consumed += 1
+        return consumed, added
+
+    def replace(self, key: Any, value: Any) -> Any:
+        """Store value and return the previous one (or None)."""
+        self._check()
+        k, kl = _inbuf(key, "key")
+        limit = lib.mdb_env_get_maxkeysize(self.txn.env._env)
+        if kl == 0 or kl > limit:
+            _badvalsize("mdb_cursor_put", kl, limit)
+        old = None
+        if self._do(lib.MDB_SET_KEY, k, kl):
+            old = ffi.unpack(ffi.cast("char *", self._v.mv_data), self._v.mv_size)
+            if self._db._flags & lib.MDB_DUPSORT:
+                rc = lib.mdb_cursor_del(self._cur, lib.MDB_NODUPDATA)
+                if rc:
+                    _raise("mdb_cursor_del", rc)
+        self._put(key, value, 0)
+        return old
+
+    def pop(self, key: Any) -> Any:
+        """Delete key and return its value (or None)."""
+        self._check()
+        if not self._set_key(key):
+            return None
+        old = ffi.unpack(ffi.cast("char *", self._v.mv_data), self._v.mv_size)
+        flags = lib.MDB_NODUPDATA if self._db._flags & lib.MDB_DUPSORT else 0
+        rc = lib.mdb_cursor_del(self._cur, flags)
+        if rc:
+            _raise("mdb_cursor_del", rc)
+        self._refresh()
+        return old
+
+    def delete(self, dupdata: bool = False) -> bool:
+        """Delete the current record and move to the next one."""
+        self._check()
+        if not self._positioned:
+            return False
+        flags = lib.MDB_NODUPDATA if dupdata and self._db._flags & lib.MDB_DUPSORT else 0
+        rc = lib.mdb_cursor_del(self._cur, flags)
+        if rc:
+            _raise("mdb_cursor_del", rc)
+        self._refresh()
+        return True
+
+    def count(self) -> int:
+        """Number of values of the current key (dupsort only)."""
+        self._check()
+        p = ffi.new("size_t *")
+        rc = lib.mdb_cursor_count(self._cur, p)
+        if rc:
+            _raise("mdb_cursor_count", rc)
+        return int(p[0])
+
+    # -- iteration
+    def _iter(self, start: int, op: int, keys: bool, values: bool) -> Iterator[Any]:
+        self._check()
+        return _iterate(self, start, op, keys, values)
+
+    def iternext(self, keys: bool = True, values: bool = True) -> Iterator[Any]:
+        """Forward iterator from the current record (the first if unpositioned)."""
+        return self._iter(lib.MDB_FIRST, lib.MDB_NEXT, keys, values)
+
+    def iternext_dup(self, keys: bool = False, values: bool = True) -> Iterator[Any]:
+        """Forward iterator over the values of the current key."""
+        return self._iter(lib.MDB_FIRST, lib.MDB_NEXT_DUP, keys, values)
+
+    def iternext_nodup(self, keys: bool = True, values: bool = False) -> Iterator[Any]:
+        """Forward iterator over distinct keys."""
+        return self._iter(lib.MDB_FIRST, lib.MDB_NEXT_NODUP, keys, values)
+
+    def iterprev(self, keys: bool = True, values: bool = True) -> Iterator[Any]:
+        """Backward iterator from the current record (the last if unpositioned)."""
+        return self._iter(lib.MDB_LAST, lib.MDB_PREV, keys, values)
+
+    def iterprev_dup(self, keys: bool = False, values: bool = True) -> Iterator[Any]:
+        """Backward iterator over the values of the current key."""
+        return self._iter(lib.MDB_LAST, lib.MDB_PREV_DUP, keys, values)
+
+    def iterprev_nodup(self, keys: bool = True, values: bool = False) -> Iterator[Any]:
+        """Backward iterator over distinct keys."""
+        return self._iter(lib.MDB_LAST, lib.MDB_PREV_NODUP, keys, values)
+
+    def __iter__(self) -> Iterator[Any]:
+        return self.iternext()
+
+    def _iter_from(self, key: Any, reverse: bool) -> Iterator[Any]:
+        """Iterator starting at set_range(key)."""
+        found = self.set_range(key)
+        if not found and reverse:
+            self.last()
+        if reverse:
+            return self.iterprev()
+        return self.iternext()
+
+
+def _iterate(cur: Cursor, start: int, op: int, keys: bool, values: bool) -> Iterator[Any]:
+    cur._check()
+    if cur._positioned:
+        ok = cur._refresh()
+    else:
+        ok = cur._do(start)
+    while ok:
+        yield cur._item(keys, values)
+        cur._check()
+        ok = cur._do(op)
+
+
+def version(subpatch: bool = False) -> tuple[int, ...]:
+    """(major, minor, patch) of the engine's lmdb.h, plus 0 with subpatch=True."""
+    v = (lib.MDB_VERSION_MAJOR, lib.MDB_VERSION_MINOR, lib.MDB_VERSION_PATCH)
+    return v + (0,) if subpatch else v
