@@ -2,7 +2,8 @@
 
 Sections, in mdb_stat's order: environment info (-e), reader table (-r), free list
 (-f, needs an engine that reports it), the main database (or -s NAME), then every
-named database (-a). The text layout follows mdb_stat line for line.
+named database (-a). As in mdb_stat, -r without -s, -a or -f leaves out the
+databases. The text layout follows mdb_stat line for line.
 """
 
 from __future__ import annotations
@@ -126,8 +127,12 @@ def _collect(
                 "(it needs the mdb engine's env.freelist())"
             )
             report["freelist"] = None
+    dbs: dict[str, Any] = {}
+    if readers and not (name is not None or all_dbs or freelist):
+        # As mdb_stat: -r alone shows the reader table without the main database.
+        report["databases"] = []
+        return report
     with environment.begin() as txn:
-        dbs: dict[str, Any] = {}
         if name is not None:
             db = app.open_db(environment, txn, name, path)
             dbs[name] = txn.stat(db)
