@@ -116,7 +116,8 @@ int mdbcore_fault_crash_image(int out_fd, uint64_t dev, uint64_t ino, size_t upt
 
 /* A caller-supplied comparator for one database (NULL name = the main DB). */
 typedef struct mdbcore_check_cmp {
-    const char *name;   /* NUL-terminated named-DB name, or NULL for MAIN_DBI */
+    const char *name;   /* named-DB name, or NULL for MAIN_DBI */
+    size_t name_len;    /* bytes of name; 0 = strlen(name) */
     MDB_cmp_func *cmp;  /* key comparator, NULL = default from the DB flags */
     MDB_cmp_func *dcmp; /* duplicate comparator, NULL = default from the DB flags */
 } mdbcore_check_cmp;
