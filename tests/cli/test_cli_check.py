@@ -133,3 +133,64 @@ def test_report_as_object(run, fake) -> None:
 
     fake(Obj(GOOD))
     assert run("check", "ENV").exit_code == 0
+
+
+def test_flat_core_shaped_report(run, fake) -> None:
+    """The shape of the core's mdbcore_check_report, as a binding may pass it on."""
+    fake(
+        {
+            "psize": 4096,
+            "next_pgno": 30,
+            "txnid": 9,
+            "meta_pages": 2,
+            "branch_pages": 1,
+            "leaf_pages": 12,
+            "overflow_pages": 4,
+            "free_pages": 6,
+            "leaked_pages": 2,
+            "dbs": [
+                {
+                    "name": "@free",
+                    "depth": 1,
+                    "entries": 2,
+                    "branch_pages": 0,
+                    "leaf_pages": 1,
+                    "overflow_pages": 0,
+                },
+                {
+                    "name": "@main",
+                    "depth": 1,
+                    "entries": 1,
+                    "branch_pages": 0,
+                    "leaf_pages": 1,
+                    "overflow_pages": 0,
+                },
+                {
+                    "name": b"t",
+                    "depth": 2,
+                    "entries": 99,
+                    "branch_pages": 1,
+                    "leaf_pages": 10,
+                    "overflow_pages": 4,
+                },
+            ],
+            "problems": [
+                {"pgno": 2**64 - 1, "code": "leak", "db": "", "msg": "2 pages leaked"},
+                {"pgno": 17, "code": "order", "db": "t", "msg": "keys out of order"},
+            ],
+            "problems_total": 5,
+        }
+    )
+    res = run("check", "ENV")
+    assert res.exit_code == 1
+    assert res.stdout.splitlines() == [
+        "checked ENV (txn 9, page size 4096, 30 pages)",
+        "  pages: 2 meta, 1 branch, 12 leaf, 4 overflow, 1 freelist, 6 free, 2 leaked",
+        "  Main DB: depth 1, 1 entries, 1 pages (0 branch, 1 leaf, 0 overflow)",
+        "  t: depth 2, 99 entries, 15 pages (1 branch, 10 leaf, 4 overflow)",
+        "  problem: environment: 2 pages leaked",
+        "  problem: page 17, database 't': keys out of order",
+        "  ... and 3 more problem(s) not listed",
+        "5 problem(s)",
+    ]
+    assert "5 problem(s) found" in res.stderr

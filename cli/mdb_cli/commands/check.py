@@ -55,10 +55,9 @@ def check(app: App, env: str, nosubdir: bool, as_json: bool) -> None:
         echo_json(report)
     else:
         click.echo(render(env, report), nl=False)
-    problems = report["problems"]
-    if problems:
+    if not report["ok"]:
         app.abort(
-            f"{env} is damaged: {len(problems)} problem(s) found; dump what can be read "
+            f"{env} is damaged: {report['problems_total']} problem(s) found; dump what can be read "
             "('mdb-cli dump') or restore a copy"
         )
 
@@ -69,40 +68,89 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
     return getattr(obj, name, default)
 
 
+#: "no page" in the core's problem records (P_INVALID, all ones)
+_NO_PAGE = (1 << 64) - 1, (1 << 32) - 1
+
+
+def _name(value: Any) -> Any:
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if value in (None, "@main"):
+        return None
+    return value
+
+
 def normalize_report(raw: Any) -> dict[str, Any]:
-    """The checker's report as plain data; accepts a dict or an object with attributes."""
-    pages_raw = _get(raw, "pages", {}) or {}
-    pages = {k: int(_get(pages_raw, k, 0) or 0) for k in _PAGE_KINDS}
-    pages["total"] = int(_get(pages_raw, "total", 0) or 0)
+    """The checker's report as plain data.
+
+    Accepts a dict or an object with attributes, in either of two shapes:
+    - nested (docs/cli.md): ``pages`` {meta, branch, leaf, overflow, freelist, free,
+      leaked, total}, ``databases`` [{name, depth, entries, *_pages}], ``problems``
+      [{page, database, message}];
+    - flat, as the core's mdbcore_check_report: ``psize``, ``next_pgno``, ``txnid``,
+      ``meta_pages``, ``branch_pages``, ``leaf_pages``, ``overflow_pages``,
+      ``free_pages``, ``leaked_pages``, ``dbs`` (with "@free" and "@main"),
+      ``problems`` [{pgno, code, db, msg}], ``problems_total``.
+    """
+    pages_raw = _get(raw, "pages")
+    dbs_raw = list(_get(raw, "databases", None) or _get(raw, "dbs", None) or [])
+    freelist_pages = 0
     dbs = []
-    for d in _get(raw, "databases", []) or []:
+    for d in dbs_raw:
         name = _get(d, "name")
         if isinstance(name, bytes):
             name = name.decode("utf-8", "replace")
-        dbs.append({"name": name, **{f: int(_get(d, f, 0) or 0) for f in _DB_FIELDS}})
+        row = {f: int(_get(d, f, 0) or 0) for f in _DB_FIELDS}
+        if name == "@free":
+            freelist_pages = row["branch_pages"] + row["leaf_pages"] + row["overflow_pages"]
+            continue
+        dbs.append({"name": _name(name), **row})
+    if pages_raw is not None:
+        pages = {k: int(_get(pages_raw, k, 0) or 0) for k in _PAGE_KINDS}
+        pages["total"] = int(_get(pages_raw, "total", 0) or 0)
+    else:
+        pages = {
+            "meta": int(_get(raw, "meta_pages", 0) or 0),
+            "branch": int(_get(raw, "branch_pages", 0) or 0),
+            "leaf": int(_get(raw, "leaf_pages", 0) or 0),
+            "overflow": int(_get(raw, "overflow_pages", 0) or 0),
+            "freelist": freelist_pages,
+            "free": int(_get(raw, "free_pages", 0) or 0),
+            "leaked": int(_get(raw, "leaked_pages", 0) or 0),
+            "total": int(_get(raw, "next_pgno", 0) or 0),
+        }
     problems = []
     for p in _get(raw, "problems", []) or []:
         if isinstance(p, str):
-            problems.append({"page": None, "database": None, "message": p})
+            problems.append({"page": None, "database": None, "kind": None, "message": p})
             continue
-        db = _get(p, "database")
+        page = _get(p, "page", _get(p, "pgno"))
+        if page is not None and int(page) in _NO_PAGE:
+            page = None
+        db = _get(p, "database", _get(p, "db"))
         if isinstance(db, bytes):
             db = db.decode("utf-8", "replace")
-        page = _get(p, "page")
+        if db == "":
+            db = None
+        kind = _get(p, "kind", _get(p, "code"))
         problems.append(
             {
                 "page": None if page is None else int(page),
                 "database": db,
-                "message": str(_get(p, "message", "") or _get(p, "what", "")),
+                "kind": None if kind is None else str(kind),
+                "message": str(_get(p, "message", None) or _get(p, "msg", "") or ""),
             }
         )
+    total = _get(raw, "problems_total")
+    total = len(problems) if total is None else max(int(total), len(problems))
     return {
-        "ok": not problems,
+        "ok": total == 0,
         "txnid": _get(raw, "txnid"),
-        "page_size": _get(raw, "page_size"),
+        "page_size": _get(raw, "page_size", _get(raw, "psize")),
         "pages": pages,
         "databases": dbs,
         "problems": problems,
+        "problems_total": total,
     }
 
 
@@ -134,9 +182,8 @@ def render(env: str, report: dict[str, Any]) -> str:
             where.append(f"database {p['database']!r}")
         loc = ", ".join(where) or "environment"
         lines.append(f"  problem: {loc}: {p['message']}")
-    lines.append(
-        "ok: no problems found"
-        if not report["problems"]
-        else f"{len(report['problems'])} problem(s)"
-    )
+    listed, total = len(report["problems"]), report["problems_total"]
+    if total > listed:
+        lines.append(f"  ... and {total - listed} more problem(s) not listed")
+    lines.append("ok: no problems found" if report["ok"] else f"{total} problem(s)")
     return "\n".join(lines) + "\n"
