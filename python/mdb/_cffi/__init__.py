@@ -289,7 +289,7 @@ class Environment:
             return memoryview(ffi.unpack(ffi.cast("char *", val.mv_data), size))
         keeper.exports += 1
         p = ffi.gc(ffi.cast("char *", val.mv_data), _release_export(keeper))
-        return memoryview(ffi.buffer(p, size))
+        return memoryview(ffi.buffer(p, size)).toreadonly()
 
     # -- lifetime
     def close(self) -> None:
@@ -329,10 +329,12 @@ class Environment:
             pass
 
     def __enter__(self) -> Environment:
+        """Return self."""
         self._check()
         return self
 
     def __exit__(self, *exc: Any) -> bool:
+        """Close the environment."""
         self.close()
         return False
 
@@ -843,10 +845,12 @@ class Transaction:
         self._end(False)
 
     def __enter__(self) -> Transaction:
+        """Return self."""
         self._check()
         return self
 
     def __exit__(self, et: Any, ev: Any, tb: Any) -> bool:
+        """Commit on normal exit, abort on exception."""
         if not self._valid:
             return False
         if et is None:
@@ -926,10 +930,12 @@ class Cursor:
         self._invalidate()
 
     def __enter__(self) -> Cursor:
+        """Return self."""
         self._check()
         return self
 
     def __exit__(self, *exc: Any) -> bool:
+        """Close the cursor."""
         self._invalidate()
         return False
 
@@ -1232,6 +1238,7 @@ class Cursor:
         return self._iter(lib.MDB_LAST, lib.MDB_PREV_NODUP, keys, values)
 
     def __iter__(self) -> Iterator[Any]:
+        """Same as iternext()."""
         return self.iternext()
 
     def _iter_from(self, key: Any, reverse: bool) -> Iterator[Any]:

@@ -1,0 +1,159 @@
+"""Cursor: positioning, iteration, dupsort, getmulti, writes."""
+
+from __future__ import annotations
+
+import pytest
+
+import mdb
+
+KEYS = [b"a", b"b", b"baa", b"d"]
+
+
+@pytest.fixture
+def filled(env):
+    with env.begin(write=True) as t:
+        for k in KEYS:
+            t.put(k, k.upper())
+    return env
+
+
+@pytest.fixture
+def dup(env):
+    db = env.open_db(b"dup", dupsort=True)
+    with env.begin(write=True, db=db) as t:
+        for k in (b"a", b"b", b"c"):
+            for v in (b"1", b"2", b"3"):
+                t.put(k, v)
+    return env, db
+
+
+def test_positioning(filled):
+    c = filled.begin().cursor()
+    assert c.key() == b"" and c.item() == (b"", b"")
+    assert c.first() and c.key() == b"a"
+    assert c.next() and c.key() == b"b"
+    assert c.last() and c.item() == (b"d", b"D")
+    assert c.prev() and c.key() == b"baa"
+    assert c.set_key(b"b") and c.value() == b"B"
+    assert not c.set_key(b"zz") and c.key() == b""
+    assert c.set_range(b"bb") and c.key() == b"d"
+    assert not c.set_range(b"e")
+    assert c.set_range(b"") and c.key() == b"a"
+    assert c.get(b"baa") == b"BAA" and c.get(b"x", 5) == 5
+    c.last()
+    assert not c.next() and c.key() == b""
+
+
+def test_iteration(filled):
+    t = filled.begin()
+    c = t.cursor()
+    assert list(c) == [(k, k.upper()) for k in KEYS]
+    c = t.cursor()
+    assert list(c.iternext(values=False)) == KEYS
+    c = t.cursor()
+    assert list(c.iterprev(keys=False)) == [k.upper() for k in reversed(KEYS)]
+    c = t.cursor()
+    c.set_key(b"b")
+    assert list(c.iternext(values=False)) == KEYS[1:]
+    c.set_key(b"b")
+    assert list(c.iterprev(values=False)) == [b"b", b"a"]
+    assert list(t.cursor()._iter_from(b"ba", False)) == [(b"baa", b"BAA"), (b"d", b"D")]
+
+
+def test_iterator_dies_with_txn(filled):
+    t = filled.begin()
+    it = t.cursor().iternext()
+    next(it)
+    t.abort()
+    with pytest.raises(mdb.Error):
+        next(it)
+
+
+def test_dupsort(dup):
+    env, db = dup
+    c = env.begin(db=db).cursor()
+    assert c.set_key(b"b") and c.count() == 3
+    assert list(c.iternext_dup()) == [b"1", b"2", b"3"]
+    c.set_key(b"b")
+    assert c.last_dup() and c.value() == b"3"
+    assert c.prev_dup() and c.value() == b"2"
+    assert c.first_dup() and c.value() == b"1"
+    assert c.next_nodup() and c.item() == (b"c", b"1")
+    assert c.prev_nodup() and c.item() == (b"b", b"3")
+    c = env.begin(db=db).cursor()
+    assert list(c.iternext_nodup()) == [b"a", b"b", b"c"]
+    c = env.begin(db=db).cursor()
+    assert list(c.iterprev_nodup()) == [b"c", b"b", b"a"]
+    assert c.set_key_dup(b"a", b"2") and c.item() == (b"a", b"2")
+    assert not c.set_key_dup(b"a", b"9")
+    assert c.set_range_dup(b"a", b"15") and c.value() == b"2"
+
+
+def test_count_incompatible(filled):
+    c = filled.begin().cursor()
+    c.first()
+    with pytest.raises(mdb.Error):
+        c.count()
+
+
+def test_getmulti(dup):
+    env, db = dup
+    c = env.begin(db=db).cursor()
+    assert c.getmulti([b"a", b"x", b"c"]) == [(b"a", b"1"), (b"c", b"1")]
+    assert c.getmulti([b"b"], dupdata=True) == [(b"b", b"1"), (b"b", b"2"), (b"b", b"3")]
+    assert c.getmulti([b"a", b"zz"], values=False) == [b"a"]
+
+
+def test_getmulti_keyfixed(env):
+    db = env.open_db(b"f", dupsort=True, dupfixed=True)
+    with env.begin(write=True, db=db) as t:
+        for k in (b"k1", b"k2"):
+            for v in (b"aa", b"bb"):
+                t.put(k, v)
+    c = env.begin(db=db).cursor()
+    mv = c.getmulti([b"k1", b"k2"], dupdata=True, dupfixed_bytes=2, keyfixed=True)
+    assert bytes(mv) == b"k1aak1bbk2aak2bb"
+
+
+def test_cursor_writes(env):
+    with env.begin(write=True) as t:
+        c = t.cursor()
+        assert c.put(b"b", b"2") and c.key() == b"b"
+        assert c.put(b"a", b"1")
+        assert c.putmulti([(b"c", b"3"), (b"d", b"4")]) == (2, 2)
+        with pytest.raises(TypeError):
+            c.putmulti([[b"e", b"5"]])
+        assert c.replace(b"a", b"9") == b"1"
+        assert c.pop(b"c") == b"3" and c.pop(b"c") is None
+        c.set_key(b"b")
+        assert c.delete() and c.key() == b"d"
+        assert list(t.cursor().iternext(values=False)) == [b"a", b"d"]
+
+
+def test_dupsort_replace_and_delete_all(dup):
+    env, db = dup
+    with env.begin(write=True, db=db) as t:
+        assert t.replace(b"a", b"x") == b"1"
+        assert t.get(b"a") == b"x"
+        c = t.cursor()
+        c.set_key(b"b")
+        assert c.delete(dupdata=True)
+        assert t.get(b"b") is None
+        assert t.delete(b"c", b"2")
+        assert [v for v in t.cursor(db).iternext() if v[0] == b"c"] == [(b"c", b"1"),
+                                                                        (b"c", b"3")]
+
+
+def test_cursor_ctx_and_close(filled):
+    t = filled.begin()
+    with t.cursor() as c:
+        c.first()
+    with pytest.raises(mdb.Error):
+        c.key()
+    c.close()
+
+
+def test_cursor_constructor(lm, filled):
+    t = filled.begin()
+    c = lm.Cursor(filled.open_db(), t)
+    assert c.first()

@@ -1,0 +1,64 @@
+"""Fork safety: inherited objects raise in the child; the child may reopen."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import mdb
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+
+
+def _in_child(fn):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            msg = fn()
+        except BaseException as exc:  # noqa: BLE001
+            msg = f"EXC {type(exc).__name__}: {exc}"
+        os.write(w, msg.encode())
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        out = f.read()
+    os.waitpid(pid, 0)
+    return out
+
+
+def test_child_gets_clear_error(env):
+    with env.begin(write=True) as t:
+        t.put(b"k", b"v")
+    txn = env.begin()
+
+    def child():
+        out = []
+        for fn in (lambda: env.begin(), lambda: txn.get(b"k"), env.stat):
+            try:
+                fn()
+                out.append("no error")
+            except mdb.Error as e:
+                out.append("fork" if "fork" in str(e) else str(e))
+        return ",".join(out)
+
+    assert _in_child(child) == "fork,fork,fork"
+    assert txn.get(b"k") == b"v"  # parent unaffected
+
+
+def test_child_can_reopen(lm, env, tmp_path):
+    with env.begin(write=True) as t:
+        t.put(b"k", b"v")
+    reader = env.begin()  # a reader slot of the parent
+
+    def child():
+        e = lm.open(str(tmp_path / "db"), max_dbs=8, map_size=64 << 20)
+        v = e.begin().get(b"k")
+        e.close()
+        return v.decode()
+
+    assert _in_child(child) == "v"
+    assert reader.get(b"k") == b"v"
+    assert str(os.getpid()) in env.readers()
