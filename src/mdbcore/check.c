@@ -256,16 +256,26 @@ static void cb_tree_done(void *ctx, const walk_tree *t)
     if (rec->depth != t->depth)
         add_problem(c, where, label, MDBCORE_P_DEPTH, "record depth %u, measured %u", rec->depth,
                     t->depth);
-    if (rec->branch_pages != br)
-        add_problem(c, where, label, MDBCORE_P_COUNT, "record has %llu branch pages, found %llu",
-                    (unsigned long long)rec->branch_pages, (unsigned long long)br);
-    if (rec->leaf_pages != lf)
-        add_problem(c, where, label, MDBCORE_P_COUNT, "record has %llu leaf pages, found %llu",
-                    (unsigned long long)rec->leaf_pages, (unsigned long long)lf);
-    if (rec->overflow_pages != ov)
-        add_problem(c, where, label, MDBCORE_P_COUNT,
-                    "record has %llu overflow pages, found %llu",
-                    (unsigned long long)rec->overflow_pages, (unsigned long long)ov);
+    /* Page counts.  A plain tree's record counts exactly its pages.  A DUPSORT tree's record
+     * is not kept exact by LMDB itself: 0.9.24 counts only the tree's own pages, later
+     * releases also add the pages its dup sub-DBs allocate but never subtract the ones they
+     * free.  So by default a DUPSORT record must count at least the tree's own pages;
+     * MDBCORE_CHECK_DUP_PAGES_EXACT demands own + dup sub-DB pages exactly. */
+    int dupsort = (t->kind == WALK_MAIN || t->kind == WALK_NAMED) && (rec->flags & MDB_DUPSORT);
+    int exact = !dupsort || (c->in->flags & MDBCORE_CHECK_DUP_PAGES_EXACT);
+    const char *what[3] = {"branch", "leaf", "overflow"};
+    uint64_t have[3] = {rec->branch_pages, rec->leaf_pages, rec->overflow_pages};
+    uint64_t found[3] = {br, lf, ov};
+    uint64_t own[3] = {t->branch, t->leaf, t->overflow};
+    for (int k = 0; k < 3; k++) {
+        if (exact && have[k] != found[k])
+            add_problem(c, where, label, MDBCORE_P_COUNT, "record has %llu %s pages, found %llu",
+                        (unsigned long long)have[k], what[k], (unsigned long long)found[k]);
+        else if (!exact && have[k] < own[k])
+            add_problem(c, where, label, MDBCORE_P_COUNT,
+                        "record has %llu %s pages, the tree alone has %llu",
+                        (unsigned long long)have[k], what[k], (unsigned long long)own[k]);
+    }
     if (rec->entries != t->entries)
         add_problem(c, where, label, MDBCORE_P_COUNT, "record has %llu entries, found %llu",
                     (unsigned long long)rec->entries, (unsigned long long)t->entries);
@@ -457,6 +467,24 @@ void mdbcore_check_report_free(mdbcore_check_report *rep)
     memset(rep, 0, sizeof *rep);
 }
 
+/* Is the page at `off` a usable meta?  Fills *m. */
+static int meta_usable(const mdbcore_snapshot *in, size_t readable, uint64_t off, uint64_t pgno,
+                       meta_record *m, int *version_seen)
+{
+    if (off + META_OFFSET + sizeof(meta_record) > readable)
+        return 0;
+    page_header h;
+    memcpy(&h, in->map + off, sizeof h);
+    memcpy(m, in->map + off + META_OFFSET, sizeof *m);
+    if (m->magic != MDB_DATA_MAGIC || h.flags != P_META || h.pgno != pgno)
+        return 0;
+    if (m->version != MDB_DATA_VERSION) {
+        *version_seen = 1;
+        return 0;
+    }
+    return psize_ok(m->dbs[FREE_DBI].pad);
+}
+
 int mdbcore_snapshot_from_metas(mdbcore_snapshot *in, int which)
 {
     size_t readable = in->map_len;
@@ -464,31 +492,16 @@ int mdbcore_snapshot_from_metas(mdbcore_snapshot *in, int which)
         readable = (size_t)in->file_size;
     meta_record m[2];
     int ok[2] = {0, 0}, seen_version = 0;
-    unsigned psize = 0;
-    for (int i = 0; i < 2; i++) {
-        uint64_t off = i ? psize : 0;
-        if (i && !psize)
-            break;
-        if (off + META_OFFSET + sizeof(meta_record) > readable)
-            break;
-        page_header h;
-        memcpy(&h, in->map + off, sizeof h);
-        memcpy(&m[i], in->map + off + META_OFFSET, sizeof m[i]);
-        if (m[i].magic != MDB_DATA_MAGIC || h.flags != P_META)
-            continue;
-        if (m[i].version != MDB_DATA_VERSION) {
-            seen_version = 1;
-            continue;
-        }
-        if (!psize_ok(m[i].dbs[FREE_DBI].pad))
-            continue;
-        if (i == 0)
-            psize = m[0].dbs[FREE_DBI].pad;
-        else if (m[1].dbs[FREE_DBI].pad != psize)
-            continue;
-        ok[i] = 1;
-        if (i == 0 && !ok[0])
-            break;
+    ok[0] = meta_usable(in, readable, 0, 0, &m[0], &seen_version);
+    if (ok[0]) {
+        unsigned ps = m[0].dbs[FREE_DBI].pad;
+        ok[1] = meta_usable(in, readable, ps, 1, &m[1], &seen_version) &&
+                m[1].dbs[FREE_DBI].pad == ps;
+    } else {
+        /* Meta 0 is damaged: look for meta 1 at every possible page size. */
+        for (unsigned ps = MIN_PAGESIZE; ps <= 0x10000u && !ok[1]; ps <<= 1)
+            ok[1] = meta_usable(in, readable, ps, 1, &m[1], &seen_version) &&
+                    m[1].dbs[FREE_DBI].pad == ps;
     }
     if (!ok[0] && !ok[1])
         return seen_version ? MDB_VERSION_MISMATCH : MDB_INVALID;

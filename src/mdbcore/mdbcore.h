@@ -139,6 +139,9 @@ typedef struct mdbcore_snapshot {
 
 #define MDBCORE_CHECK_NO_KEYS 0x1u  /* skip key-order checks (faster) */
 #define MDBCORE_CHECK_NO_METAS 0x2u /* do not look at pages 0/1 (the caller vouches) */
+/* DUPSORT DBs: demand record pages == own pages + dup sub-DB pages.  Off by default because
+ * LMDB itself does not keep that (see check.c); by default record pages >= own pages. */
+#define MDBCORE_CHECK_DUP_PAGES_EXACT 0x4u
 
 /* Problem classes. */
 enum mdbcore_problem_code {

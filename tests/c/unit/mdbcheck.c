@@ -4,9 +4,10 @@
  * newest valid meta (or the one chosen with -m) gives the snapshot.  Works on files written
  * by real LMDB as well as by mdb.
  *
- *   mdbcheck [-m 0|1] [-k] [-q] PATH      PATH = an environment directory or a data file
+ *   mdbcheck [-m 0|1] [-k] [-q] [-x] PATH     PATH = an environment directory or a data file
  *     -m N   use meta N instead of the newest
  *     -k     skip key-order checks
+ *     -x     DUPSORT DBs: record pages must equal own + dup sub-DB pages exactly
  *     -q     print only the problems and the verdict
  * Exit status: 0 clean, 1 problems found, 2 could not check.
  */
@@ -37,7 +38,7 @@ int main(int argc, char **argv)
 {
     int which = -1, opt;
     unsigned flags = 0;
-    while ((opt = getopt(argc, argv, "m:kq")) != -1) {
+    while ((opt = getopt(argc, argv, "m:kqx")) != -1) {
         switch (opt) {
         case 'm':
             which = atoi(optarg);
@@ -48,13 +49,16 @@ int main(int argc, char **argv)
         case 'q':
             quiet = 1;
             break;
+        case 'x':
+            flags |= MDBCORE_CHECK_DUP_PAGES_EXACT;
+            break;
         default:
-            fprintf(stderr, "usage: mdbcheck [-m 0|1] [-k] [-q] PATH\n");
+            fprintf(stderr, "usage: mdbcheck [-m 0|1] [-k] [-q] [-x] PATH\n");
             return 2;
         }
     }
     if (optind != argc - 1) {
-        fprintf(stderr, "usage: mdbcheck [-m 0|1] [-k] [-q] PATH\n");
+        fprintf(stderr, "usage: mdbcheck [-m 0|1] [-k] [-q] [-x] PATH\n");
         return 2;
     }
     const char *path = argv[optind];
