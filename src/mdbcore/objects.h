@@ -78,7 +78,14 @@ struct MDB_txn {
     uint8_t *dbstate;     /* DBS_* per dbi */
     MDB_dbi numdbs;       /* handles valid in this txn */
     unsigned flags;       /* TXN_* */
-    unsigned dirty_room;  /* dirty entries left before spilling */
+    unsigned dirty_room;  /* dirty entries left before MDB_TXN_FULL (dirty.c) */
+    size_t dirty_cap;     /* allocated entries of `dirty` (dirty.c) */
+    pgno_list reclaimed;  /* pages taken from old free-list records, not yet used (freelist.c) */
+    txnid_t pglast;       /* newest free-list record consumed into `reclaimed` (freelist.c) */
+    txnid_t oldest;       /* oldest snapshot still readable, cached for this txn (freelist.c) */
+    int saving_freelist;  /* commit is writing FREE_DBI: freed dirty pages bypass loose (freelist.c) */
+    int owns_slot;        /* read txn: slot is per-txn (NOTLS) and released with the txn (txn.c) */
+    pgno_t first_new;     /* next_pgno at begin: pages >= this were never on disk (alloc.c) */
 };
 
 /* ---- cursor ---- */
@@ -87,6 +94,7 @@ struct MDB_txn {
 #define C_SUB 0x04         /* is the sub-cursor of a DUPSORT cursor */
 #define C_DEL 0x08         /* last op was a delete: next move must not skip */
 #define C_UNTRACK 0x40     /* not in txn->cursors (internal temporary cursor) */
+#define C_WRITE_TXN 0x80   /* belongs to a write txn: freed with it */
 
 struct xcursor; /* DUPSORT sub-cursor, issue 3 */
 
@@ -104,6 +112,11 @@ struct MDB_cursor {
     unsigned flags;         /* C_* */
     page *pg[CURSOR_STACK]; /* pg[0] is the root */
     indx_t ki[CURSOR_STACK];
+    /* cursor_track.c: a copy of the key under the cursor, taken before another cursor
+     * changes the tree and used to find the same place again afterwards. */
+    uint8_t *trk_key;
+    size_t trk_len, trk_cap;
+    int trk_state;          /* TRK_* in core.h */
 };
 
 /* ---- environment ---- */
@@ -133,8 +146,10 @@ struct MDB_env {
     pgno_t maxpg;         /* mapsize / psize */
     meta_record *metas[2];/* pointers into the map at pages 0 and 1 */
     MDB_txn *write_txn;   /* the env's one write txn object, reused */
-    txnid_t pgstate_id;   /* last freelist record consumed by the writer (freelist.c) */
-    pgno_list reclaimed;  /* pages reclaimed from the freelist, not yet used (freelist.c) */
+    pgno_t file_pages;    /* data file length in pages, as last seen (datafile.c) */
+    char *data_path;      /* data.mdb (or path with NOSUBDIR) */
+    char *lock_path;      /* lock.mdb (or path-lock) */
+    int txkey_made;       /* reader_key exists */
     page *page_cache;     /* malloc'd single pages kept for reuse (dirty.c) */
     db_info *dbinfo;      /* array[maxdbs] */
     uint16_t *dbflags;    /* array[maxdbs]: persistent flags of each open handle */

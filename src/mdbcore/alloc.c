@@ -1,0 +1,56 @@
+/*
+ * alloc.c -- page allocation for write txns (layer L4).  Order of preference: a loose page
+ * (freed earlier in this txn), pages reclaimed from the free list (freelist.c), then new
+ * pages at next_pgno, refused with MDB_MAP_FULL past the map.
+ * Invariant: every page returned is in the dirty list, flagged P_DIRTY, with a fresh header.
+ */
+#include <stdlib.h>
+
+#include "core.h"
+
+page *dirty_take_loose(MDB_txn *txn);
+
+int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out)
+{
+    MDB_env *env = txn->env;
+    unsigned psize = env->psize;
+    if (n == 1) {
+        page *p = dirty_take_loose(txn);
+        if (p) {
+            pgno_t pg = p->pgno;
+            if (!(env->flags & MDB_NOMEMINIT))
+                memset(p, 0, psize);
+            page_init(p, pg, flags | P_DIRTY, psize);
+            *out = p;
+            return 0;
+        }
+    }
+    if (txn->dirty[0].pgno >= MAX_DIRTY)
+        return MDB_TXN_FULL;
+    pgno_t pg;
+    int rc = freelist_take(txn, n, &pg);
+    if (rc)
+        return rc;
+    int fresh = 0;
+    if (pg == P_INVALID) {
+        pg = txn->next_pgno;
+        if (pg + n >= env->maxpg)
+            return MDB_MAP_FULL;
+        fresh = 1;
+    }
+    page *p = (env->flags & MDB_NOMEMINIT) ? malloc((size_t)psize * n)
+                                           : calloc(n, psize);
+    if (!p)
+        return ENOMEM;
+    page_init(p, pg, flags | P_DIRTY, psize);
+    if (flags & P_OVERFLOW)
+        p->u.overflow_pages = n;
+    if ((rc = dirty_add(txn, p)) != 0) {
+        free(p);
+        return rc; /* reclaimed pages are lost for this txn only: it must abort anyway */
+    }
+    if (fresh)
+        txn->next_pgno = pg + n;
+    *out = p;
+    return 0;
+}

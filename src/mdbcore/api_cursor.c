@@ -1,0 +1,134 @@
+/*
+ * api_cursor.c -- exported cursor functions (layer L7).  Cursors of a write txn are linked
+ * into txn->cursors[dbi] (so cursor_track.c can keep them positioned) and are freed with
+ * the txn; cursors of read txns belong to the caller and may be renewed.
+ */
+#include <stdlib.h>
+
+#include "core.h"
+
+int mdb_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **out)
+{
+    int rc = api_txn_usable(txn);
+    if (rc)
+        return rc;
+    if (!out)
+        return EINVAL;
+    if ((rc = dbi_use(txn, dbi)) != 0)
+        return rc;
+    if (dbi == FREE_DBI && !(txn->flags & TXN_RDONLY))
+        return EINVAL;
+    if ((rc = dbi_refuse_dups(txn, dbi)) != 0)
+        return rc;
+    MDB_cursor *c = malloc(sizeof(*c));
+    if (!c)
+        return ENOMEM;
+    cursor_init(c, txn, dbi);
+    if (!(txn->flags & TXN_RDONLY)) {
+        c->flags |= C_WRITE_TXN;
+        c->next = txn->cursors[dbi];
+        txn->cursors[dbi] = c;
+    }
+    *out = c;
+    return 0;
+}
+
+void mdb_cursor_close(MDB_cursor *c)
+{
+    if (!c)
+        return;
+    if (c->flags & C_WRITE_TXN) {
+        MDB_cursor **pp = &c->txn->cursors[c->dbi];
+        while (*pp && *pp != c)
+            pp = &(*pp)->next;
+        if (*pp)
+            *pp = c->next;
+    }
+    free(c->trk_key);
+    free(c);
+}
+
+int mdb_cursor_renew(MDB_txn *txn, MDB_cursor *c)
+{
+    if (!txn || !c)
+        return EINVAL;
+    if (!(txn->flags & TXN_RDONLY) || (c->flags & C_WRITE_TXN))
+        return EINVAL;
+    int rc = api_txn_usable(txn);
+    if (rc)
+        return rc;
+    if ((rc = dbi_use(txn, c->dbi)) != 0)
+        return rc;
+    uint8_t *k = c->trk_key;
+    size_t cap = c->trk_cap;
+    cursor_init(c, txn, c->dbi);
+    c->trk_key = k;
+    c->trk_cap = cap;
+    return 0;
+}
+
+MDB_txn *mdb_cursor_txn(MDB_cursor *c)
+{
+    return c ? c->txn : NULL;
+}
+
+MDB_dbi mdb_cursor_dbi(MDB_cursor *c)
+{
+    return c ? c->dbi : 0;
+}
+
+int mdb_cursor_get(MDB_cursor *c, MDB_val *key, MDB_val *data, MDB_cursor_op op)
+{
+    if (!c)
+        return EINVAL;
+    int rc = api_txn_usable(c->txn);
+    if (rc)
+        return rc;
+    return cursor_get(c, key, data, op);
+}
+
+int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flags)
+{
+    if (!c || !key || !data)
+        return EINVAL;
+    MDB_txn *txn = c->txn;
+    int rc = api_txn_usable(txn);
+    if (rc)
+        return rc;
+    if (txn->flags & TXN_RDONLY)
+        return EACCES;
+    if (flags & ~(MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_CURRENT | MDB_RESERVE | MDB_APPEND |
+                  MDB_APPENDDUP | MDB_MULTIPLE))
+        return EINVAL;
+    if (flags & MDB_MULTIPLE)
+        return MDB_INCOMPATIBLE;
+    return api_poison(txn, tree_put(c, key, data, flags & ~(MDB_NODUPDATA | MDB_APPENDDUP)));
+}
+
+int mdb_cursor_del(MDB_cursor *c, unsigned int flags)
+{
+    (void)flags;
+    if (!c)
+        return EINVAL;
+    MDB_txn *txn = c->txn;
+    int rc = api_txn_usable(txn);
+    if (rc)
+        return rc;
+    if (txn->flags & TXN_RDONLY)
+        return EACCES;
+    if (!(c->flags & C_INITIALIZED))
+        return EINVAL;
+    if (c->ki[c->top] >= PG_NKEYS(c->pg[c->top]))
+        return MDB_NOTFOUND;
+    return api_poison(txn, tree_del_current(c, 0));
+}
+
+int mdb_cursor_count(MDB_cursor *c, size_t *countp)
+{
+    if (!c || !countp)
+        return EINVAL;
+    int rc = api_txn_usable(c->txn);
+    if (rc)
+        return rc;
+    return MDB_INCOMPATIBLE; /* no sorted duplicates yet (issue 3) */
+}

@@ -1,0 +1,71 @@
+/*
+ * api_data.c -- exported get/put/del (layer L7): checks, one internal call through a
+ * temporary untracked cursor, poisoning on failure.
+ */
+#include "core.h"
+
+static int data_prep(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_cursor *mc)
+{
+    int rc = api_txn_usable(txn);
+    if (rc)
+        return rc;
+    if (!key)
+        return EINVAL;
+    if ((rc = dbi_use(txn, dbi)) != 0)
+        return rc;
+    if ((rc = dbi_refuse_dups(txn, dbi)) != 0)
+        return rc;
+    cursor_init(mc, txn, dbi);
+    mc->flags |= C_UNTRACK;
+    return 0;
+}
+
+int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
+{
+    MDB_cursor mc;
+    if (!data)
+        return EINVAL;
+    int rc = data_prep(txn, dbi, key, &mc);
+    if (rc)
+        return rc;
+    return cursor_get(&mc, key, data, MDB_SET);
+}
+
+int mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned int flags)
+{
+    MDB_cursor mc;
+    if (!data)
+        return EINVAL;
+    int rc = data_prep(txn, dbi, key, &mc);
+    if (rc)
+        return rc;
+    if (flags & ~(MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_RESERVE | MDB_APPEND | MDB_APPENDDUP))
+        return EINVAL;
+    if (txn->flags & TXN_RDONLY)
+        return EACCES;
+    if (dbi == FREE_DBI)
+        return EINVAL;
+    return api_poison(txn, tree_put(&mc, key, data, flags & ~MDB_NODUPDATA & ~MDB_APPENDDUP));
+}
+
+int mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
+{
+    MDB_cursor mc;
+    (void)data; /* only meaningful for sorted duplicates */
+    int rc = data_prep(txn, dbi, key, &mc);
+    if (rc)
+        return rc;
+    if (txn->flags & TXN_RDONLY)
+        return EACCES;
+    if (dbi == FREE_DBI)
+        return EINVAL;
+    if (key->mv_size == 0 || key->mv_size > txn->env->maxkeysize)
+        return MDB_BAD_VALSIZE;
+    int exact;
+    rc = cursor_seek(&mc, key, &exact);
+    if (rc == 0 && !exact)
+        rc = MDB_NOTFOUND;
+    if (rc)
+        return api_poison(txn, rc);
+    return api_poison(txn, tree_del_current(&mc, 0));
+}

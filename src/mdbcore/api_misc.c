@@ -1,0 +1,55 @@
+/*
+ * api_misc.c -- exported version, error text, comparators and reader-table functions
+ * (layer L7).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core.h"
+#include "readers.h"
+
+char *mdb_version(int *major, int *minor, int *patch)
+{
+    if (major)
+        *major = MDB_VERSION_MAJOR;
+    if (minor)
+        *minor = MDB_VERSION_MINOR;
+    if (patch)
+        *patch = MDB_VERSION_PATCH;
+    return (char *)MDB_VERSION_STRING;
+}
+
+char *mdb_strerror(int err)
+{
+    const char *t = errors_text(err);
+    if (t)
+        return (char *)t;
+    return strerror(err);
+}
+
+int mdb_cmp(MDB_txn *txn, MDB_dbi dbi, const MDB_val *a, const MDB_val *b)
+{
+    return txn->dbinfo[dbi].cmp(a, b);
+}
+
+int mdb_dcmp(MDB_txn *txn, MDB_dbi dbi, const MDB_val *a, const MDB_val *b)
+{
+    MDB_cmp_func *f = txn->dbinfo[dbi].dcmp;
+    return f ? f(a, b) : cmp_lex(a, b);
+}
+
+int mdb_reader_list(MDB_env *env, MDB_msg_func *func, void *ctx)
+{
+    if (!env || !func)
+        return -1;
+    if (!env->lock)
+        return func("(no reader locks)\n", ctx);
+    return readers_list(env->lock, func, ctx);
+}
+
+int mdb_reader_check(MDB_env *env, int *dead)
+{
+    if (!env)
+        return EINVAL;
+    return env_reader_check(env, dead);
+}

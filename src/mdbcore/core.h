@@ -1,0 +1,230 @@
+/*
+ * core.h -- the engine's internal interface, one section per layer (MODELS.md 3.1):
+ *   L0 errors, idl     L1 meta, datafile     L2 page, node, cmp
+ *   L3 tree_search, cursor (read path, never allocates)
+ *   L4 dirty, freelist, alloc     L5 tree_put, tree_split, tree_del, overflow, cursor_track
+ *   L6 txn, commit, dbi, env, copy     L7 api_*.c (the only files defining mdb_* names)
+ * A file may call only into its own layer or below.  No internal name starts with mdb_.
+ */
+#ifndef MDBCORE_CORE_H
+#define MDBCORE_CORE_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "format.h"
+#include "lmdb.h"
+#include "objects.h"
+
+/* ============================== L0: errors ======================================== */
+typedef struct corrupt_note {
+    const char *file;
+    int line;
+    pgno_t pgno;
+} corrupt_note;
+
+const char *errors_text(int err); /* NULL for errno values */
+int errors_corrupt(const char *file, int line, pgno_t pgno);
+const corrupt_note *errors_last_corruption(void);
+/* The single exit for "impossible on a valid file": records where, returns MDB_CORRUPTED. */
+#define CORRUPT_AT(pgno) errors_corrupt(__FILE__, __LINE__, (pgno_t)(pgno))
+
+/* ============================== L0: idl ============================================ */
+/* pgno lists: l[0] = count, l[1..count]; capacity lives at l[-1].  Kept ascending in
+ * memory; the on-disk order (descending) is produced by idl_store. */
+pgno_list idl_alloc(size_t cap);
+void idl_free(pgno_list l);
+int idl_need(pgno_list *l, size_t more);
+int idl_append(pgno_list *l, pgno_t id);
+int idl_append_run(pgno_list *l, pgno_t first, size_t n);
+void idl_sort(pgno_list l);
+/* Merge ascending `src` (count n) into ascending *l. */
+int idl_merge(pgno_list *l, const pgno_t *src, size_t n);
+/* Write l into dst as an on-disk record: count, then descending pgnos. */
+void idl_store(const pgno_list l, pgno_t *dst);
+
+/* ============================== L2: page and node ================================== */
+#define PG_NKEYS(p) ((unsigned)(((p)->u.bounds.lower - PAGEHDRSZ) >> 1))
+#define PG_ROOM(p) ((size_t)((p)->u.bounds.upper - (p)->u.bounds.lower))
+#define IS_LEAF(p) (((p)->flags & P_LEAF) != 0)
+#define IS_BRANCH(p) (((p)->flags & P_BRANCH) != 0)
+#define PG_NODE(p, i) ((node_header *)((uint8_t *)(p) + (p)->slots[i]))
+#define EVEN(n) (((n) + 1u) & ~(size_t)1)
+
+static inline size_t node_dsize(const node_header *n) { return n->lo | ((size_t)n->hi << 16); }
+static inline pgno_t node_child(const node_header *n)
+{
+    return n->lo | ((pgno_t)n->hi << 16) | ((pgno_t)n->flags << 32);
+}
+static inline void node_set_child(node_header *n, pgno_t pg)
+{
+    n->lo = (uint16_t)pg;
+    n->hi = (uint16_t)(pg >> 16);
+    n->flags = (uint16_t)(pg >> 32);
+}
+static inline void *node_data(node_header *n) { return n->key + n->ksize; }
+static inline void node_key(const node_header *n, MDB_val *k)
+{
+    k->mv_size = n->ksize;
+    k->mv_data = (void *)n->key;
+}
+
+void page_init(page *p, pgno_t pgno, unsigned flags, unsigned psize);
+/* Bytes a leaf node takes (slot included) and whether its data must go to overflow. */
+size_t node_leaf_size(const MDB_env *env, size_t ksize, size_t dsize, int *big);
+size_t node_branch_size(size_t ksize);
+/* Add a node at slot idx.  Leaf: data->mv_size is the logical size; with F_BIGDATA the node
+ * stores `pg`; with data->mv_data NULL the data bytes are left for the caller (RESERVE).
+ * Branch: stores key and child `pg`.  MDB_PAGE_FULL if it does not fit. */
+int page_add_node(page *p, unsigned idx, const MDB_val *key, const MDB_val *data, pgno_t pg,
+                  unsigned nflags, node_header **out);
+void page_del_node(page *p, unsigned idx, unsigned psize);
+/* Bytes used by nodes and slots. */
+size_t page_used(const page *p, unsigned psize);
+/* Header sanity of a page fetched for reading; 0 or MDB_CORRUPTED. */
+int page_check(const MDB_env *env, const page *p, pgno_t pgno);
+/* Node i lies inside the page and its key/data fit; 0 or MDB_CORRUPTED. */
+int node_check(const MDB_env *env, const page *p, unsigned i);
+
+/* ============================== L2: cmp ============================================ */
+int cmp_lex(const MDB_val *a, const MDB_val *b);
+int cmp_lex_rev(const MDB_val *a, const MDB_val *b);
+int cmp_int(const MDB_val *a, const MDB_val *b);
+int cmp_size(const MDB_val *a, const MDB_val *b);
+MDB_cmp_func *cmp_for_keys(unsigned dbflags);
+MDB_cmp_func *cmp_for_dups(unsigned dbflags);
+
+/* ============================== L1: meta and datafile ============================== */
+/* Read and validate both metas through pread; *newest gets the newer one. */
+int meta_read(MDB_env *env, meta_record *newest, unsigned *psize_out);
+/* Write the two metas of a new, empty file. */
+int meta_create(MDB_env *env);
+/* The newer of the two metas in the map. */
+meta_record *meta_newest(MDB_env *env);
+/* The commit point: write txn's meta into page txnid&1 (tail only). */
+int meta_write(MDB_env *env, MDB_txn *txn);
+
+int datafile_map(MDB_env *env, void *addr);
+void datafile_unmap(MDB_env *env);
+int datafile_refresh_size(MDB_env *env);
+int datafile_sync(MDB_env *env, int force);
+
+/* ============================== L3: read path ====================================== */
+/* pgno -> page: the txn's dirty copy or the map; validated.  Never allocates. */
+int page_get(MDB_txn *txn, pgno_t pgno, page **out);
+void cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi);
+/* Descend from the root: SRCH_KEY for `key`, SRCH_FIRST / SRCH_LAST for the edges. */
+#define SRCH_KEY 0
+#define SRCH_FIRST 1
+#define SRCH_LAST 2
+int tree_descend(MDB_cursor *mc, const MDB_val *key, int mode);
+/* On the leaf at the top: ki = first slot >= key; *exact set if equal. */
+int leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact);
+/* Position at the first item >= key (ki may be NKEYS on the last leaf: end). */
+int cursor_seek(MDB_cursor *mc, const MDB_val *key, int *exact);
+int cursor_sibling(MDB_cursor *mc, int right);
+int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
+/* The value of a leaf node (follows overflow runs, validated). */
+int node_read(MDB_cursor *mc, node_header *n, MDB_val *data);
+/* The node under the cursor, validated; MDB_NOTFOUND when not on an item. */
+int cursor_node(MDB_cursor *mc, node_header **out);
+static inline MDB_cmp_func *cursor_cmp(const MDB_cursor *mc) { return mc->dbinfo->cmp; }
+
+/* ============================== L4: page lifecycle ================================= */
+page *dirty_find(MDB_txn *txn, pgno_t pgno);
+int dirty_add(MDB_txn *txn, page *p);
+void dirty_drop(MDB_txn *txn, pgno_t pgno); /* remove the entry, free nothing */
+void dirty_release_all(MDB_txn *txn);
+/* Make every page on the cursor's path writable (copy-on-write). */
+int cursor_touch(MDB_cursor *mc);
+/* A page (or run) leaves the tree.  p may be NULL if the caller has no pointer. */
+int page_free(MDB_txn *txn, pgno_t pgno, unsigned npages);
+/* Find n contiguous reclaimable pages among old free-list records; P_INVALID if none. */
+int freelist_take(MDB_txn *txn, unsigned n, pgno_t *out);
+int freelist_save(MDB_txn *txn);
+txnid_t freelist_oldest(MDB_txn *txn);
+/* A new dirty page or run of n pages. */
+int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out);
+
+/* ============================== L5: write path ===================================== */
+/* Node flags F_SUBDATA may be or-ed into flags by dbi.c; user flags as LMDB. */
+#define PUT_SUBDATA 0x01000000u /* internal: store an F_SUBDATA node (named-DB record) */
+int tree_put(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags);
+int tree_split(MDB_cursor *mc, const MDB_val *key, const MDB_val *data, pgno_t pg,
+               unsigned nflags, int append);
+/* Delete the item under the cursor, rebalance, leave the cursor on the next item. */
+int tree_del_current(MDB_cursor *mc, int internal);
+/* Free every page of a tree (drop). */
+int tree_free_all(MDB_txn *txn, MDB_dbi dbi);
+int overflow_write(MDB_txn *txn, const MDB_val *data, pgno_t *pg, void **dst);
+int overflow_free(MDB_txn *txn, node_header *n, unsigned *npages_out);
+/* cursor_track: before/after a change made through `mc`, keep the other cursors valid. */
+#define TRK_NONE 0
+#define TRK_SAVED 1 /* trk_key holds the key under the cursor */
+#define TRK_END 2   /* cursor was past the end */
+void track_before(MDB_cursor *mc);
+int track_after(MDB_cursor *mc);
+/* Save / restore the position of one cursor by its key. */
+int track_save_one(MDB_cursor *c);
+int track_restore_one(MDB_cursor *c);
+
+/* ============================== L6: txn, dbi, env ================================== */
+int txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **out);
+int txn_renew(MDB_txn *txn);
+void txn_reset(MDB_txn *txn);
+void txn_abort(MDB_txn *txn);
+int txn_commit(MDB_txn *txn);
+/* Validate a handle in a txn and refresh its record if stale: 0, EINVAL or MDB_BAD_DBI. */
+int dbi_use(MDB_txn *txn, MDB_dbi dbi);
+int dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out);
+void dbi_close(MDB_env *env, MDB_dbi dbi);
+int dbi_drop(MDB_txn *txn, MDB_dbi dbi, int del);
+int dbi_save_all(MDB_txn *txn);
+void dbi_stat(MDB_txn *txn, MDB_dbi dbi, MDB_stat *st);
+int dbi_refuse_dups(MDB_txn *txn, MDB_dbi dbi);
+int env_open(MDB_env *env, const char *path, unsigned flags, mode_t mode);
+void env_close(MDB_env *env);
+int env_set_mapsize(MDB_env *env, size_t size);
+int env_copyfd(MDB_env *env, int fd, unsigned flags);
+int env_copy_path(MDB_env *env, const char *path, unsigned flags);
+int env_reader_check(MDB_env *env, int *dead);
+/* Writer mutex (no-op under NOLOCK); repairs state after a dead owner. */
+int env_writer_lock(MDB_env *env);
+void env_writer_unlock(MDB_env *env);
+
+/* ---- L7 helpers shared by api_*.c ---- */
+/* A txn usable for an operation: 0, EINVAL (no handle) or MDB_BAD_TXN (ended/poisoned). */
+static inline int api_txn_usable(const MDB_txn *txn)
+{
+    if (!txn)
+        return EINVAL;
+    if (txn->flags & TXN_BLOCKED)
+        return MDB_BAD_TXN;
+    return 0;
+}
+/* After a failed write step the txn may hold half-done changes: only abort is allowed. */
+static inline int api_poison(MDB_txn *txn, int rc)
+{
+    switch (rc) {
+    case 0: case MDB_KEYEXIST: case MDB_NOTFOUND: case EINVAL: case EACCES:
+    case MDB_BAD_VALSIZE: case MDB_INCOMPATIBLE: case MDB_BAD_DBI:
+        break;
+    default:
+        if (!(txn->flags & TXN_RDONLY))
+            txn->flags |= TXN_ERROR;
+    }
+    return rc;
+}
+
+#define ENV_CHANGEABLE (MDB_NOSYNC | MDB_NOMETASYNC | MDB_MAPASYNC | MDB_NOMEMINIT)
+#define ENV_CHANGELESS \
+    (MDB_FIXEDMAP | MDB_NOSUBDIR | MDB_RDONLY | MDB_WRITEMAP | MDB_NOTLS | MDB_NOLOCK | \
+     MDB_NORDAHEAD)
+#define DB_PERSISTENT_FLAGS 0x7e /* REVERSEKEY..REVERSEDUP */
+#define DB_DUPFLAGS (MDB_DUPSORT | MDB_DUPFIXED | MDB_INTEGERDUP | MDB_REVERSEDUP)
+#define DEFAULT_MAPSIZE 1048576u
+#define DEFAULT_READERS 126u
+#define MAX_DIRTY 131071u
+
+#endif

@@ -1,0 +1,266 @@
+/*
+ * dbi.c -- database handles (layer L6).  A named database is a MAIN_DBI leaf node whose key
+ * is the name and whose F_SUBDATA data is its 48-byte db_record.  The handle table
+ * (env->dbinfo/dbflags/dbseq) is shared by all txns; each txn has its own copy of every
+ * record (txn->dbs) and state bits (txn->dbstate).
+ * Invariants: a handle opened in a txn becomes visible env-wide only when that txn
+ * commits (txn.c dbis_settle); records changed in a write txn are written back into MAIN
+ * at commit; env->dbseq[i] changes whenever slot i is closed, so a txn holding a stale
+ * handle gets MDB_BAD_DBI instead of another database.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "core.h"
+
+static int read_record(MDB_txn *txn, const MDB_val *name, db_record *rec, int *found)
+{
+    MDB_cursor mc;
+    cursor_init(&mc, txn, MAIN_DBI);
+    int exact, rc = cursor_seek(&mc, name, &exact);
+    *found = 0;
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc)
+        return rc;
+    if (!exact)
+        return 0;
+    node_header *n;
+    if ((rc = cursor_node(&mc, &n)) != 0)
+        return rc;
+    if (!(n->flags & F_SUBDATA) || (n->flags & F_DUPDATA))
+        return MDB_INCOMPATIBLE;
+    if (node_dsize(n) != sizeof(db_record))
+        return CORRUPT_AT(mc.pg[mc.top]->pgno);
+    memcpy(rec, node_data(n), sizeof(*rec));
+    if (rec->depth > CURSOR_STACK || (rec->root != P_INVALID && rec->root >= txn->next_pgno))
+        return CORRUPT_AT(mc.pg[mc.top]->pgno);
+    *found = 1;
+    return 0;
+}
+
+int dbi_use(MDB_txn *txn, MDB_dbi dbi)
+{
+    if (dbi >= txn->numdbs || !(txn->dbstate[dbi] & DBS_VALID))
+        return EINVAL;
+    if (txn->dbseq[dbi] != txn->env->dbseq[dbi])
+        return MDB_BAD_DBI;
+    if (txn->dbstate[dbi] & DBS_STALE) {
+        int found, rc = read_record(txn, &txn->env->dbinfo[dbi].name, &txn->dbs[dbi], &found);
+        if (rc)
+            return rc;
+        if (!found)
+            return MDB_BAD_DBI;
+        txn->dbstate[dbi] &= ~DBS_STALE;
+    }
+    return 0;
+}
+
+int dbi_refuse_dups(MDB_txn *txn, MDB_dbi dbi)
+{
+    return (txn->dbs[dbi].flags & MDB_DUPSORT) ? MDB_INCOMPATIBLE : 0;
+}
+
+static void set_cmp(MDB_env *env, MDB_dbi dbi, unsigned flags)
+{
+    if (!env->dbinfo[dbi].cmp)
+        env->dbinfo[dbi].cmp = cmp_for_keys(flags);
+    if (!env->dbinfo[dbi].dcmp)
+        env->dbinfo[dbi].dcmp = cmp_for_dups(flags);
+}
+
+int dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out)
+{
+    MDB_env *env = txn->env;
+    unsigned pflags = flags & DB_PERSISTENT_FLAGS;
+    int rc;
+    if (flags & ~(DB_PERSISTENT_FLAGS | MDB_CREATE))
+        return EINVAL;
+    if (flags & DB_DUPFLAGS)
+        return MDB_INCOMPATIBLE; /* sorted duplicates arrive with issue 3 */
+
+    if (!name) {
+        db_record *m = &txn->dbs[MAIN_DBI];
+        if (m->flags & MDB_DUPSORT)
+            return MDB_INCOMPATIBLE;
+        if ((m->flags | pflags) != m->flags) {
+            if (txn->flags & TXN_RDONLY)
+                return EACCES;
+            m->flags |= (uint16_t)pflags;
+            txn->flags |= TXN_DIRTY;
+        }
+        pthread_mutex_lock(&env->dbi_mutex);
+        set_cmp(env, MAIN_DBI, m->flags);
+        pthread_mutex_unlock(&env->dbi_mutex);
+        *out = MAIN_DBI;
+        return 0;
+    }
+
+    if (txn->dbs[MAIN_DBI].flags & (MDB_DUPSORT | MDB_INTEGERKEY))
+        return (flags & MDB_CREATE) ? MDB_INCOMPATIBLE : MDB_NOTFOUND;
+    size_t len = strlen(name);
+    if (len == 0 || len > env->maxkeysize)
+        return MDB_BAD_VALSIZE;
+    MDB_val key = {len, (void *)name};
+
+    pthread_mutex_lock(&env->dbi_mutex);
+    MDB_dbi slot = 0, match = 0;
+    MDB_dbi limit = txn->numdbs > env->numdbs ? txn->numdbs : env->numdbs;
+    for (MDB_dbi i = CORE_DBS; i < limit; i++) {
+        db_info *d = &env->dbinfo[i];
+        if (!d->name.mv_data) {
+            if (!slot)
+                slot = i;
+            continue;
+        }
+        if (d->name.mv_size == len && !memcmp(d->name.mv_data, name, len)) {
+            if (i < txn->numdbs && (txn->dbstate[i] & DBS_VALID)) {
+                pthread_mutex_unlock(&env->dbi_mutex);
+                if ((rc = dbi_use(txn, i)) != 0)
+                    return rc;
+                *out = i;
+                return 0;
+            }
+            match = i; /* opened by a txn that committed after we began */
+        }
+    }
+    if (!slot && !match) {
+        if (limit >= env->maxdbs) {
+            pthread_mutex_unlock(&env->dbi_mutex);
+            return MDB_DBS_FULL;
+        }
+        slot = limit;
+    }
+    pthread_mutex_unlock(&env->dbi_mutex);
+
+    db_record rec;
+    int found;
+    if ((rc = read_record(txn, &key, &rec, &found)) != 0)
+        return rc;
+    int created = 0;
+    if (!found) {
+        if (!(flags & MDB_CREATE))
+            return MDB_NOTFOUND;
+        if (txn->flags & TXN_RDONLY)
+            return EACCES;
+        memset(&rec, 0, sizeof(rec));
+        rec.flags = (uint16_t)pflags;
+        rec.root = P_INVALID;
+        MDB_cursor mc;
+        cursor_init(&mc, txn, MAIN_DBI);
+        MDB_val data = {sizeof(rec), &rec};
+        if ((rc = tree_put(&mc, &key, &data, PUT_SUBDATA)) != 0)
+            return rc;
+        created = 1;
+    }
+    if (rec.flags & MDB_DUPSORT)
+        return MDB_INCOMPATIBLE;
+
+    pthread_mutex_lock(&env->dbi_mutex);
+    if (match && env->dbinfo[match].name.mv_data) {
+        txn->dbseq[match] = env->dbseq[match];
+        txn->dbs[match] = rec;
+        txn->dbstate[match] = DBS_VALID | DBS_USRVALID | (created ? DBS_DIRTY : 0);
+        if (match >= txn->numdbs)
+            txn->numdbs = match + 1;
+        pthread_mutex_unlock(&env->dbi_mutex);
+        *out = match;
+        return 0;
+    }
+    if (!slot) {
+        pthread_mutex_unlock(&env->dbi_mutex);
+        return MDB_DBS_FULL;
+    }
+    /* the slot may have been taken meanwhile by another thread's txn */
+    if (env->dbinfo[slot].name.mv_data) {
+        pthread_mutex_unlock(&env->dbi_mutex);
+        return MDB_DBS_FULL;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        pthread_mutex_unlock(&env->dbi_mutex);
+        return ENOMEM;
+    }
+    memcpy(copy, name, len + 1);
+    db_info *d = &env->dbinfo[slot];
+    d->name.mv_data = copy;
+    d->name.mv_size = len;
+    d->cmp = NULL;
+    d->dcmp = NULL;
+    set_cmp(env, slot, rec.flags);
+    env->dbseq[slot]++;
+    txn->dbseq[slot] = env->dbseq[slot];
+    txn->dbs[slot] = rec;
+    txn->dbstate[slot] = DBS_VALID | DBS_USRVALID | DBS_NEW | (created ? DBS_DIRTY : 0);
+    if (slot >= txn->numdbs)
+        txn->numdbs = slot + 1;
+    pthread_mutex_unlock(&env->dbi_mutex);
+    *out = slot;
+    return 0;
+}
+
+void dbi_close(MDB_env *env, MDB_dbi dbi)
+{
+    if (dbi < CORE_DBS || dbi >= env->maxdbs)
+        return;
+    pthread_mutex_lock(&env->dbi_mutex);
+    if (env->dbinfo[dbi].name.mv_data) {
+        free(env->dbinfo[dbi].name.mv_data);
+        memset(&env->dbinfo[dbi], 0, sizeof(env->dbinfo[dbi]));
+        env->dbflags[dbi] = 0;
+        env->dbseq[dbi]++;
+    }
+    pthread_mutex_unlock(&env->dbi_mutex);
+}
+
+int dbi_drop(MDB_txn *txn, MDB_dbi dbi, int del)
+{
+    for (MDB_cursor *c = txn->cursors[dbi]; c; c = c->next)
+        c->flags &= ~(C_INITIALIZED | C_EOF | C_DEL);
+    int rc = tree_free_all(txn, dbi);
+    if (rc)
+        return rc;
+    if (del && dbi >= CORE_DBS) {
+        MDB_cursor mc;
+        cursor_init(&mc, txn, MAIN_DBI);
+        int exact;
+        rc = cursor_seek(&mc, &txn->env->dbinfo[dbi].name, &exact);
+        if (rc == 0 && exact)
+            rc = tree_del_current(&mc, 1);
+        else if (rc == 0 || rc == MDB_NOTFOUND)
+            rc = 0;
+        if (rc)
+            return rc;
+        txn->dbstate[dbi] = 0;
+        dbi_close(txn->env, dbi);
+    }
+    return 0;
+}
+
+int dbi_save_all(MDB_txn *txn)
+{
+    for (MDB_dbi i = CORE_DBS; i < txn->numdbs; i++) {
+        if ((txn->dbstate[i] & (DBS_DIRTY | DBS_VALID)) != (DBS_DIRTY | DBS_VALID))
+            continue;
+        if (txn->dbseq[i] != txn->env->dbseq[i])
+            return MDB_BAD_DBI;
+        MDB_cursor mc;
+        cursor_init(&mc, txn, MAIN_DBI);
+        MDB_val data = {sizeof(db_record), &txn->dbs[i]};
+        int rc = tree_put(&mc, &txn->env->dbinfo[i].name, &data, PUT_SUBDATA);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+void dbi_stat(MDB_txn *txn, MDB_dbi dbi, MDB_stat *st)
+{
+    db_record *d = &txn->dbs[dbi];
+    st->ms_psize = txn->env->psize;
+    st->ms_depth = d->depth;
+    st->ms_branch_pages = d->branch_pages;
+    st->ms_leaf_pages = d->leaf_pages;
+    st->ms_overflow_pages = d->overflow_pages;
+    st->ms_entries = d->entries;
+}

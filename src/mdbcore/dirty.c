@@ -1,0 +1,153 @@
+/*
+ * dirty.c -- the write txn's dirty pages (layer L4): the sorted dirty list, copy-on-write
+ * of a cursor's path, loose pages and page release.
+ *
+ * Invariants: a page is dirty iff it is in txn->dirty; dirty pages are private heap copies
+ * (never inside the read-only map), flagged P_DIRTY, and are what page_get returns for their
+ * pgno.  A loose page is a dirty page freed in this txn: it stays in the list (flag
+ * P_LOOSE, never written) and is reused first.  A freed clean page goes to free_pgs,
+ * because older snapshots may still read it.
+ */
+#include <stdlib.h>
+
+#include "core.h"
+
+#define DL_COUNT(t) ((t)->dirty[0].pgno)
+#define LOOSE_NEXT(p) (*(page **)((uint8_t *)(p) + PAGEHDRSZ))
+
+static size_t dl_lower_bound(MDB_txn *txn, pgno_t pgno)
+{
+    size_t lo = 1, hi = DL_COUNT(txn) + 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (txn->dirty[mid].pgno < pgno)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+page *dirty_find(MDB_txn *txn, pgno_t pgno)
+{
+    if (!txn->dirty)
+        return NULL;
+    size_t n = DL_COUNT(txn);
+    if (n == 0)
+        return NULL;
+    if (txn->dirty[n].pgno == pgno)
+        return txn->dirty[n].pg;
+    size_t i = dl_lower_bound(txn, pgno);
+    if (i <= n && txn->dirty[i].pgno == pgno)
+        return txn->dirty[i].pg;
+    return NULL;
+}
+
+int dirty_add(MDB_txn *txn, page *p)
+{
+    size_t n = DL_COUNT(txn);
+    if (n >= MAX_DIRTY)
+        return MDB_TXN_FULL;
+    if (n + 1 >= txn->dirty_cap) {
+        size_t cap = txn->dirty_cap * 2;
+        dirty_entry *d = realloc(txn->dirty, cap * sizeof(dirty_entry));
+        if (!d)
+            return ENOMEM;
+        txn->dirty = d;
+        txn->dirty_cap = cap;
+    }
+    size_t i = (n == 0 || txn->dirty[n].pgno < p->pgno) ? n + 1 : dl_lower_bound(txn, p->pgno);
+    memmove(&txn->dirty[i + 1], &txn->dirty[i], (n + 1 - i) * sizeof(dirty_entry));
+    txn->dirty[i].pgno = p->pgno;
+    txn->dirty[i].pg = p;
+    DL_COUNT(txn) = n + 1;
+    return 0;
+}
+
+void dirty_drop(MDB_txn *txn, pgno_t pgno)
+{
+    size_t n = DL_COUNT(txn);
+    size_t i = dl_lower_bound(txn, pgno);
+    if (i > n || txn->dirty[i].pgno != pgno)
+        return;
+    memmove(&txn->dirty[i], &txn->dirty[i + 1], (n - i) * sizeof(dirty_entry));
+    DL_COUNT(txn) = n - 1;
+}
+
+void dirty_release_all(MDB_txn *txn)
+{
+    if (!txn->dirty)
+        return;
+    for (size_t i = 1; i <= DL_COUNT(txn); i++)
+        free(txn->dirty[i].pg);
+    DL_COUNT(txn) = 0;
+    txn->loose_pgs = NULL;
+    txn->loose_count = 0;
+}
+
+int page_free(MDB_txn *txn, pgno_t pgno, unsigned npages)
+{
+    page *d = dirty_find(txn, pgno);
+    if (!d)
+        return idl_append_run(&txn->free_pgs, pgno, npages);
+    if (npages == 1 && !txn->saving_freelist) {
+        d->flags = P_LOOSE | P_DIRTY;
+        LOOSE_NEXT(d) = txn->loose_pgs;
+        txn->loose_pgs = d;
+        txn->loose_count++;
+        return 0;
+    }
+    /* a dirty run was never visible to anyone: reusable at once */
+    dirty_drop(txn, pgno);
+    free(d);
+    pgno_t run[64];
+    for (unsigned done = 0; done < npages;) {
+        unsigned k = npages - done < 64 ? npages - done : 64;
+        for (unsigned j = 0; j < k; j++)
+            run[j] = pgno + done + j;
+        int rc = idl_merge(&txn->reclaimed, run, k);
+        if (rc)
+            return rc;
+        done += k;
+    }
+    return 0;
+}
+
+/* Pop a loose page for reuse, or NULL. */
+page *dirty_take_loose(MDB_txn *txn)
+{
+    page *p = txn->loose_pgs;
+    if (p) {
+        txn->loose_pgs = LOOSE_NEXT(p);
+        txn->loose_count--;
+    }
+    return p;
+}
+
+int cursor_touch(MDB_cursor *mc)
+{
+    MDB_txn *txn = mc->txn;
+    unsigned psize = txn->env->psize;
+    for (unsigned i = 0; i < mc->snum; i++) {
+        page *p = mc->pg[i];
+        if (p->flags & P_DIRTY)
+            continue;
+        page *np;
+        int rc = page_alloc(txn, 1, 0, &np);
+        if (rc)
+            return rc;
+        pgno_t newpg = np->pgno, oldpg = p->pgno;
+        memcpy(np, p, psize);
+        np->pgno = newpg;
+        np->flags |= P_DIRTY;
+        if ((rc = page_free(txn, oldpg, 1)) != 0)
+            return rc;
+        if (i == 0)
+            mc->db->root = newpg;
+        else
+            node_set_child(PG_NODE(mc->pg[i - 1], mc->ki[i - 1]), newpg);
+        mc->pg[i] = np;
+    }
+    *mc->dbstate |= DBS_DIRTY;
+    return 0;
+}

@@ -1,0 +1,328 @@
+/*
+ * tree_del.c -- deleting items and keeping the tree in shape (layer L5).
+ *
+ * After a node leaves a page, a page under 25% fill (or a branch with fewer than two
+ * children, or an empty leaf) is merged with a sibling when both fit in one page; a leaf
+ * that cannot merge borrows one node from its sibling when the parent can hold the new
+ * separator.  A root branch with a single child is replaced by that child; an empty root
+ * leaf empties the tree.  Branch slot 0 always carries an empty key.
+ * Invariants: depth and page counters stay exact; every freed page goes to page_free.
+ */
+#include <stdlib.h>
+
+#include "core.h"
+
+static size_t body_size(const page *p, const node_header *n)
+{
+    size_t sz = NODESIZE + n->ksize;
+    if (IS_LEAF(p))
+        sz += (n->flags & F_BIGDATA) ? sizeof(pgno_t) : node_dsize(n);
+    return EVEN(sz);
+}
+
+static void append_raw(page *p, const node_header *n, size_t body)
+{
+    unsigned i = PG_NKEYS(p);
+    p->u.bounds.upper = (indx_t)(p->u.bounds.upper - body);
+    memcpy((uint8_t *)p + p->u.bounds.upper, n, body);
+    p->slots[i] = p->u.bounds.upper;
+    p->u.bounds.lower = (indx_t)(p->u.bounds.lower + sizeof(indx_t));
+}
+
+/* Make the child at parent slot idx writable; parent must already be dirty. */
+static int touch_child(MDB_txn *txn, page *parent, unsigned idx, page **out)
+{
+    node_header *n = PG_NODE(parent, idx);
+    page *c;
+    int rc = page_get(txn, node_child(n), &c);
+    if (rc)
+        return rc;
+    if (!(c->flags & P_DIRTY)) {
+        page *np;
+        if ((rc = page_alloc(txn, 1, 0, &np)) != 0)
+            return rc;
+        pgno_t newpg = np->pgno, oldpg = c->pgno;
+        memcpy(np, c, txn->env->psize);
+        np->pgno = newpg;
+        np->flags |= P_DIRTY;
+        if ((rc = page_free(txn, oldpg, 1)) != 0)
+            return rc;
+        node_set_child(n, newpg);
+        c = np;
+    }
+    *out = c;
+    return 0;
+}
+
+/* Replace the key of branch node i (child kept).  MDB_PAGE_FULL if it would not fit. */
+static int branch_set_key(page *p, unsigned i, const MDB_val *key, unsigned psize)
+{
+    node_header *n = PG_NODE(p, i);
+    size_t oldsz = EVEN(NODESIZE + n->ksize), newsz = EVEN(NODESIZE + key->mv_size);
+    if (newsz > oldsz && PG_ROOM(p) < newsz - oldsz)
+        return MDB_PAGE_FULL;
+    uint8_t kb[MDB_MAXKEYSIZE_DEFAULT];
+    memcpy(kb, key->mv_data, key->mv_size);
+    MDB_val k = {key->mv_size, kb};
+    pgno_t child = node_child(n);
+    page_del_node(p, i, psize);
+    return page_add_node(p, i, &k, NULL, child, 0, NULL);
+}
+
+/* Remove parent slot i; keep slot 0's key empty. */
+static void branch_remove(page *p, unsigned i, unsigned psize)
+{
+    page_del_node(p, i, psize);
+    if (i == 0 && PG_NKEYS(p) > 0 && PG_NODE(p, 0)->ksize) {
+        MDB_val none = {0, NULL};
+        branch_set_key(p, 0, &none, psize);
+    }
+}
+
+/* Append all nodes of src to dst; for branches src's slot 0 takes key `sep`. */
+static int merge_into(page *dst, const page *src, const MDB_val *sep)
+{
+    for (unsigned i = 0; i < PG_NKEYS(src); i++) {
+        const node_header *n = PG_NODE(src, i);
+        if (i == 0 && IS_BRANCH(src)) {
+            int rc = page_add_node(dst, PG_NKEYS(dst), sep, NULL, node_child(n), 0, NULL);
+            if (rc)
+                return rc;
+        } else {
+            append_raw(dst, n, body_size(src, n));
+        }
+    }
+    return 0;
+}
+
+static void count_page_gone(db_record *db, const page *p)
+{
+    if (IS_LEAF(p))
+        db->leaf_pages--;
+    else
+        db->branch_pages--;
+}
+
+/* Rebalance the page at level lvl of the cursor's path (all path pages are dirty). */
+static int rebalance(MDB_cursor *mc, int lvl)
+{
+    MDB_txn *txn = mc->txn;
+    MDB_env *env = txn->env;
+    unsigned psize = env->psize;
+    size_t cap = psize - PAGEHDRSZ;
+    int rc;
+    for (; lvl >= 0; lvl--) {
+        page *p = mc->pg[lvl];
+        unsigned nk = PG_NKEYS(p);
+        if (lvl == 0) {
+            if (nk == 0) {
+                count_page_gone(mc->db, p);
+                mc->db->root = P_INVALID;
+                mc->db->depth = 0;
+                return page_free(txn, p->pgno, 1);
+            }
+            while (IS_BRANCH(p) && PG_NKEYS(p) == 1) {
+                pgno_t child = node_child(PG_NODE(p, 0));
+                mc->db->root = child;
+                mc->db->depth--;
+                mc->db->branch_pages--;
+                if ((rc = page_free(txn, p->pgno, 1)) != 0)
+                    return rc;
+                if ((rc = page_get(txn, child, &p)) != 0)
+                    return rc;
+            }
+            return 0;
+        }
+        unsigned minkeys = IS_LEAF(p) ? 1 : 2;
+        size_t used = page_used(p, psize);
+        if (used * 1000 >= cap * FILL_THRESHOLD_PERMILLE && nk >= minkeys)
+            return 0;
+        page *parent = mc->pg[lvl - 1];
+        unsigned pi = mc->ki[lvl - 1], pnk = PG_NKEYS(parent);
+        if (pnk < 2) {
+            if (nk == 0) { /* lone empty child: drop it, the parent empties too */
+                count_page_gone(mc->db, p);
+                if ((rc = page_free(txn, p->pgno, 1)) != 0)
+                    return rc;
+                page_del_node(parent, pi, psize);
+                continue;
+            }
+            return 0;
+        }
+        int left = pi > 0;
+        unsigned si = left ? pi - 1 : pi + 1;
+        page *sib;
+        if ((rc = touch_child(txn, parent, si, &sib)) != 0)
+            return rc;
+        if (IS_LEAF(sib) != IS_LEAF(p))
+            return CORRUPT_AT(sib->pgno);
+        /* merge the right page of the pair into the left one */
+        page *lp = left ? sib : p, *rp = left ? p : sib;
+        unsigned ri = left ? pi : pi + 1;
+        MDB_val sep = {0, NULL};
+        size_t extra = 0;
+        if (IS_BRANCH(rp)) {
+            node_key(PG_NODE(parent, ri), &sep);
+            extra = EVEN(NODESIZE + sep.mv_size) - EVEN(NODESIZE + PG_NODE(rp, 0)->ksize);
+        }
+        if (page_used(lp, psize) + page_used(rp, psize) + extra <= cap) {
+            if ((rc = merge_into(lp, rp, &sep)) != 0)
+                return rc;
+            count_page_gone(mc->db, rp);
+            if ((rc = page_free(txn, rp->pgno, 1)) != 0)
+                return rc;
+            branch_remove(parent, ri, psize);
+            continue;
+        }
+        if (!IS_LEAF(p) || nk == 0)
+            return 0;
+        /* borrow one node from the sibling */
+        if (PG_NKEYS(sib) < 2)
+            return 0;
+        if (left) {
+            unsigned last = PG_NKEYS(sib) - 1;
+            node_header *n = PG_NODE(sib, last);
+            MDB_val k;
+            node_key(n, &k);
+            size_t body = body_size(sib, n);
+            if (PG_ROOM(p) < body + sizeof(indx_t))
+                return 0;
+            /* first make sure the parent can take the new separator */
+            if ((rc = branch_set_key(parent, pi, &k, psize)) == MDB_PAGE_FULL)
+                return 0;
+            if (rc)
+                return rc;
+            unsigned cnt = PG_NKEYS(p);
+            p->u.bounds.upper = (indx_t)(p->u.bounds.upper - body);
+            memcpy((uint8_t *)p + p->u.bounds.upper, n, body);
+            memmove(&p->slots[1], &p->slots[0], cnt * sizeof(indx_t));
+            p->slots[0] = p->u.bounds.upper;
+            p->u.bounds.lower = (indx_t)(p->u.bounds.lower + sizeof(indx_t));
+            page_del_node(sib, last, psize);
+        } else {
+            node_header *n = PG_NODE(sib, 0);
+            size_t body = body_size(sib, n);
+            if (PG_ROOM(p) < body + sizeof(indx_t))
+                return 0;
+            MDB_val k2;
+            node_key(PG_NODE(sib, 1), &k2);
+            if ((rc = branch_set_key(parent, si, &k2, psize)) == MDB_PAGE_FULL)
+                return 0;
+            if (rc)
+                return rc;
+            append_raw(p, n, body);
+            page_del_node(sib, 0, psize);
+        }
+        return 0;
+    }
+    return 0;
+}
+
+int tree_del_current(MDB_cursor *mc, int internal)
+{
+    MDB_txn *txn = mc->txn;
+    node_header *n;
+    int rc = cursor_node(mc, &n);
+    if (rc)
+        return rc;
+    if ((n->flags & F_SUBDATA) && !internal)
+        return MDB_INCOMPATIBLE;
+    uint8_t kb[MDB_MAXKEYSIZE_DEFAULT];
+    MDB_val key = {n->ksize, kb};
+    memcpy(kb, n->key, n->ksize);
+
+    track_before(mc);
+    if ((rc = cursor_touch(mc)) != 0)
+        goto fail;
+    page *leaf = mc->pg[mc->top];
+    n = PG_NODE(leaf, mc->ki[mc->top]);
+    if (n->flags & F_BIGDATA) {
+        unsigned freed;
+        if ((rc = overflow_free(txn, n, &freed)) != 0)
+            goto fail;
+        mc->db->overflow_pages -= freed;
+    }
+    page_del_node(leaf, mc->ki[mc->top], txn->env->psize);
+    mc->db->entries--;
+    if ((rc = rebalance(mc, mc->top)) != 0)
+        goto fail;
+
+    /* land on the successor of the deleted key */
+    int exact;
+    rc = cursor_seek(mc, &key, &exact);
+    if (rc == MDB_NOTFOUND) {
+        mc->flags &= ~C_INITIALIZED;
+        rc = 0;
+    } else if (rc == 0) {
+        if (mc->ki[mc->top] >= PG_NKEYS(mc->pg[mc->top])) {
+            rc = cursor_sibling(mc, 1);
+            if (rc == MDB_NOTFOUND) {
+                /* we deleted the last item: stay past the end */
+                mc->flags |= C_EOF;
+                rc = 0;
+            }
+        }
+        mc->flags |= C_DEL;
+    }
+    if (rc)
+        goto fail;
+    return track_after(mc);
+fail:
+    mc->flags &= ~C_INITIALIZED;
+    track_after(mc);
+    return rc;
+}
+
+/* Free the pages of the subtree rooted at pg (depth levels). */
+static int free_subtree(MDB_txn *txn, pgno_t pg, unsigned depth)
+{
+    if (depth > CURSOR_STACK)
+        return CORRUPT_AT(pg);
+    page *p;
+    int rc = page_get(txn, pg, &p);
+    if (rc)
+        return rc;
+    unsigned nk = PG_NKEYS(p);
+    if (IS_BRANCH(p)) {
+        for (unsigned i = 0; i < nk; i++) {
+            if ((rc = node_check(txn->env, p, i)) != 0)
+                return rc;
+            /* the page pointer may die when a child is freed (dirty pages are heap) */
+            pgno_t child = node_child(PG_NODE(p, i));
+            if ((rc = free_subtree(txn, child, depth + 1)) != 0)
+                return rc;
+            if ((rc = page_get(txn, pg, &p)) != 0)
+                return rc;
+        }
+    } else if (IS_LEAF(p)) {
+        for (unsigned i = 0; i < nk; i++) {
+            if ((rc = node_check(txn->env, p, i)) != 0)
+                return rc;
+            node_header *n = PG_NODE(p, i);
+            if (n->flags & F_BIGDATA) {
+                unsigned freed;
+                if ((rc = overflow_free(txn, n, &freed)) != 0)
+                    return rc;
+            }
+        }
+    } else {
+        return CORRUPT_AT(pg);
+    }
+    return page_free(txn, pg, 1);
+}
+
+int tree_free_all(MDB_txn *txn, MDB_dbi dbi)
+{
+    db_record *db = &txn->dbs[dbi];
+    if (db->root != P_INVALID) {
+        int rc = free_subtree(txn, db->root, 1);
+        if (rc)
+            return rc;
+    }
+    db->root = P_INVALID;
+    db->depth = 0;
+    db->branch_pages = db->leaf_pages = db->overflow_pages = 0;
+    db->entries = 0;
+    txn->dbstate[dbi] |= DBS_DIRTY;
+    return 0;
+}

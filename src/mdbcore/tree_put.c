@@ -1,0 +1,224 @@
+/*
+ * tree_put.c -- insert or replace one item (layer L5): argument rules of the put flags,
+ * copy-on-write of the path, in-place replacement when the size allows, overflow values,
+ * and the hand-off to tree_split when the leaf is full.
+ *
+ * Invariant on return (success): the cursor is on the item just written, the tree's
+ * entries/page counters are exact, and other cursors on the same database have been put
+ * back on their items (cursor_track.c).
+ */
+#include <stdlib.h>
+
+#include "core.h"
+
+/* Is [ptr, ptr+len) inside page p? */
+static int inside(const page *p, unsigned psize, const void *ptr, size_t len)
+{
+    const uint8_t *a = (const uint8_t *)p, *b = ptr;
+    return len && b + len > a && b < a + psize;
+}
+
+static int insert_new(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned nflags,
+                      int append, void **dst)
+{
+    MDB_txn *txn = mc->txn;
+    MDB_env *env = txn->env;
+    page *leaf = mc->pg[mc->top];
+    int big, rc;
+    size_t need = node_leaf_size(env, key->mv_size, data->mv_size, &big);
+    pgno_t ov = 0;
+    MDB_val nd = *data;
+    if (big) {
+        if ((rc = overflow_write(txn, data, &ov, dst)) != 0)
+            return rc;
+        mc->db->overflow_pages += OVERFLOW_PAGES(env->psize, data->mv_size);
+        nflags |= F_BIGDATA;
+    }
+    if (PG_ROOM(leaf) >= need) {
+        node_header *n;
+        rc = page_add_node(leaf, mc->ki[mc->top], key, &nd, ov, nflags, &n);
+        if (rc)
+            return rc;
+        if (!big)
+            *dst = node_data(n);
+    } else {
+        rc = tree_split(mc, key, &nd, ov, nflags, append);
+        if (rc)
+            return rc;
+        int exact;
+        if ((rc = cursor_seek(mc, key, &exact)) != 0)
+            return rc;
+        if (!exact)
+            return CORRUPT_AT(mc->pg[mc->top]->pgno);
+        if (!big)
+            *dst = node_data(PG_NODE(mc->pg[mc->top], mc->ki[mc->top]));
+    }
+    mc->db->entries++;
+    return 0;
+}
+
+static int new_root(MDB_cursor *mc)
+{
+    page *p;
+    int rc = page_alloc(mc->txn, 1, P_LEAF, &p);
+    if (rc)
+        return rc;
+    mc->db->root = p->pgno;
+    mc->db->depth = 1;
+    mc->db->leaf_pages = 1;
+    mc->pg[0] = p;
+    mc->ki[0] = 0;
+    mc->snum = 1;
+    mc->top = 0;
+    mc->flags |= C_INITIALIZED;
+    *mc->dbstate |= DBS_DIRTY;
+    return 0;
+}
+
+int tree_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data, unsigned flags)
+{
+    MDB_txn *txn = mc->txn;
+    MDB_env *env = txn->env;
+    unsigned psize = env->psize;
+    unsigned nflags = (flags & PUT_SUBDATA) ? F_SUBDATA : 0;
+    int rc, exact = 0;
+
+    if (!key_in || !data)
+        return EINVAL;
+    if (key_in->mv_size == 0 || key_in->mv_size > env->maxkeysize)
+        return MDB_BAD_VALSIZE;
+    if (data->mv_size > UINT32_MAX)
+        return MDB_BAD_VALSIZE;
+    /* our own copy: the caller's key may live in a page we are about to rearrange */
+    uint8_t kbuf[MDB_MAXKEYSIZE_DEFAULT];
+    memcpy(kbuf, key_in->mv_data, key_in->mv_size);
+    MDB_val key = {key_in->mv_size, kbuf};
+
+    if (flags & MDB_CURRENT) {
+        node_header *n;
+        if ((rc = cursor_node(mc, &n)) != 0)
+            return rc == MDB_NOTFOUND ? EINVAL : rc;
+        /* the item keeps its own key: replacing it must not reorder the page */
+        memcpy(kbuf, n->key, n->ksize);
+        key.mv_size = n->ksize;
+        exact = 1;
+    } else if (mc->db->root == P_INVALID) {
+        exact = 0;
+    } else if (flags & MDB_APPEND) {
+        if ((rc = tree_descend(mc, NULL, SRCH_LAST)) != 0)
+            return rc;
+        page *leaf = mc->pg[mc->top];
+        if (PG_NKEYS(leaf)) {
+            if ((rc = node_check(env, leaf, mc->ki[mc->top])) != 0)
+                return rc;
+            MDB_val last;
+            node_key(PG_NODE(leaf, mc->ki[mc->top]), &last);
+            if (cursor_cmp(mc)(&key, &last) <= 0)
+                return MDB_KEYEXIST;
+            mc->ki[mc->top]++;
+        }
+    } else {
+        if ((rc = cursor_seek(mc, &key, &exact)) != 0)
+            return rc;
+    }
+    if (exact) {
+        node_header *n;
+        if ((rc = cursor_node(mc, &n)) != 0)
+            return rc;
+        if ((n->flags & F_SUBDATA) && !(flags & PUT_SUBDATA))
+            return MDB_INCOMPATIBLE; /* that key is a named database's record */
+        if ((n->flags & F_DUPDATA))
+            return MDB_INCOMPATIBLE;
+        if (flags & MDB_NOOVERWRITE) {
+            MDB_val old;
+            if ((rc = node_read(mc, n, &old)) != 0)
+                return rc;
+            *data = old;
+            return MDB_KEYEXIST;
+        }
+    }
+
+    track_before(mc);
+    void *dst = NULL;
+    MDB_val src = *data;
+    void *tmp = NULL;
+    if (flags & MDB_RESERVE)
+        src.mv_data = NULL;
+
+    if (mc->db->root == P_INVALID) {
+        if ((rc = new_root(mc)) != 0)
+            goto done;
+    } else if ((rc = cursor_touch(mc)) != 0) {
+        goto done;
+    }
+    page *leaf = mc->pg[mc->top];
+    if (exact) {
+        node_header *n = PG_NODE(leaf, mc->ki[mc->top]);
+        int big;
+        node_leaf_size(env, key.mv_size, data->mv_size, &big);
+        if (n->flags & F_BIGDATA) {
+            pgno_t ov;
+            memcpy(&ov, node_data(n), sizeof(ov));
+            page *op;
+            if ((rc = page_get(txn, ov, &op)) != 0)
+                goto done;
+            size_t need = OVERFLOW_PAGES(psize, data->mv_size);
+            if (big && (op->flags & P_DIRTY) && op->u.overflow_pages == need) {
+                /* a run of this txn of the right length: rewrite it where it is */
+                dst = (uint8_t *)op + PAGEHDRSZ;
+                if (src.mv_data)
+                    memmove(dst, src.mv_data, src.mv_size);
+                n->lo = (uint16_t)data->mv_size;
+                n->hi = (uint16_t)(data->mv_size >> 16);
+                goto placed;
+            }
+            unsigned freed;
+            if ((rc = overflow_free(txn, n, &freed)) != 0)
+                goto done;
+            mc->db->overflow_pages -= freed;
+        } else if (!big && node_dsize(n) == data->mv_size) {
+            dst = node_data(n);
+            if (src.mv_data)
+                memmove(dst, src.mv_data, src.mv_size);
+            n->flags = (uint16_t)nflags;
+            goto placed;
+        }
+        if (src.mv_data && inside(leaf, psize, src.mv_data, src.mv_size)) {
+            if (!(tmp = malloc(src.mv_size))) {
+                rc = ENOMEM;
+                goto done;
+            }
+            memcpy(tmp, src.mv_data, src.mv_size);
+            src.mv_data = tmp;
+        }
+        page_del_node(leaf, mc->ki[mc->top], psize);
+        mc->db->entries--;
+    }
+    if (src.mv_data && !tmp && src.mv_size <= env->node_max &&
+        inside(leaf, psize, src.mv_data, src.mv_size)) {
+        /* a split rebuilds this page: keep the caller's bytes safe */
+        if (!(tmp = malloc(src.mv_size))) {
+            rc = ENOMEM;
+            goto done;
+        }
+        memcpy(tmp, src.mv_data, src.mv_size);
+        src.mv_data = tmp;
+    }
+    rc = insert_new(mc, &key, &src, nflags, (flags & MDB_APPEND) != 0, &dst);
+    if (rc)
+        goto done;
+placed:
+    *mc->dbstate |= DBS_DIRTY;
+    if (flags & MDB_RESERVE)
+        data->mv_data = dst;
+    mc->flags |= C_INITIALIZED;
+    mc->flags &= ~(C_EOF | C_DEL);
+done:
+    free(tmp);
+    if (rc) {
+        mc->flags &= ~C_INITIALIZED;
+        track_after(mc);
+        return rc;
+    }
+    return track_after(mc);
+}

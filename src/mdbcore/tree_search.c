@@ -1,0 +1,186 @@
+/*
+ * tree_search.c -- from page numbers to validated pages, and root-to-leaf descent
+ * (layer L3, the read path: never allocates, never writes).
+ *
+ * Invariants kept: every page handed out is either the txn's dirty copy or a map page
+ * whose number is below next_pgno, the map size and the file length, whose header is sane
+ * and whose stored pgno matches; a descent never goes deeper than CURSOR_STACK and ends on
+ * a leaf exactly at the depth recorded for the tree.
+ */
+#include "core.h"
+
+int page_get(MDB_txn *txn, pgno_t pgno, page **out)
+{
+    MDB_env *env = txn->env;
+    if (!(txn->flags & TXN_RDONLY)) {
+        page *d = dirty_find(txn, pgno);
+        if (d) {
+            *out = d;
+            return 0;
+        }
+    }
+    if (pgno < CORE_DBS || pgno >= txn->next_pgno || pgno >= env->maxpg)
+        return CORRUPT_AT(pgno);
+    if (pgno >= env->file_pages) {
+        /* another process may have grown the file since we last looked */
+        datafile_refresh_size(env);
+        if (pgno >= env->file_pages)
+            return CORRUPT_AT(pgno);
+    }
+    page *p = (page *)(env->map + (size_t)pgno * env->psize);
+    int rc = page_check(env, p, pgno);
+    if (rc)
+        return rc;
+    /* in-memory-only flags on a file page would make us write into the read-only map */
+    if (p->flags & (P_DIRTY | P_LOOSE | P_KEEP))
+        return CORRUPT_AT(pgno);
+    *out = p;
+    return 0;
+}
+
+void cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
+{
+    memset(mc, 0, sizeof(*mc));
+    mc->txn = txn;
+    mc->dbi = dbi;
+    mc->db = &txn->dbs[dbi];
+    mc->dbinfo = &txn->dbinfo[dbi];
+    mc->dbstate = &txn->dbstate[dbi];
+}
+
+/* Index of the child to follow in branch p for key: the last node whose key <= key. */
+static int branch_pick(MDB_cursor *mc, page *p, const MDB_val *key, unsigned *out)
+{
+    MDB_env *env = mc->txn->env;
+    MDB_cmp_func *cmp = cursor_cmp(mc);
+    unsigned lo = 1, hi = PG_NKEYS(p), found = 0;
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        int rc = node_check(env, p, mid);
+        if (rc)
+            return rc;
+        MDB_val k;
+        node_key(PG_NODE(p, mid), &k);
+        if (cmp(key, &k) >= 0) {
+            found = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    *out = found;
+    return 0;
+}
+
+int tree_descend(MDB_cursor *mc, const MDB_val *key, int mode)
+{
+    pgno_t pg = mc->db->root;
+    mc->snum = 0;
+    mc->top = 0;
+    mc->flags &= ~(C_INITIALIZED | C_EOF | C_DEL);
+    if (pg == P_INVALID)
+        return MDB_NOTFOUND;
+    for (unsigned depth = 0;; depth++) {
+        if (depth >= CURSOR_STACK)
+            return CORRUPT_AT(pg);
+        page *p;
+        int rc = page_get(mc->txn, pg, &p);
+        if (rc)
+            return rc;
+        if (p->flags & P_OVERFLOW)
+            return CORRUPT_AT(pg);
+        mc->pg[depth] = p;
+        mc->ki[depth] = 0;
+        mc->snum = (uint16_t)(depth + 1);
+        mc->top = (uint16_t)depth;
+        unsigned nk = PG_NKEYS(p);
+        if (IS_LEAF(p)) {
+            if (mc->snum != mc->db->depth)
+                return CORRUPT_AT(pg);
+            if (nk == 0 && depth > 0)
+                return CORRUPT_AT(pg);
+            if (mode == SRCH_LAST && nk)
+                mc->ki[depth] = (indx_t)(nk - 1);
+            mc->flags |= C_INITIALIZED;
+            return 0;
+        }
+        unsigned i = 0;
+        if (mode == SRCH_LAST)
+            i = nk - 1;
+        else if (mode == SRCH_KEY && (rc = branch_pick(mc, p, key, &i)) != 0)
+            return rc;
+        if ((rc = node_check(mc->txn->env, p, i)) != 0)
+            return rc;
+        mc->ki[depth] = (indx_t)i;
+        pg = node_child(PG_NODE(p, i));
+    }
+}
+
+int leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
+{
+    MDB_env *env = mc->txn->env;
+    page *p = mc->pg[mc->top];
+    MDB_cmp_func *cmp = cursor_cmp(mc);
+    unsigned lo = 0, hi = PG_NKEYS(p);
+    *exact = 0;
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        int rc = node_check(env, p, mid);
+        if (rc)
+            return rc;
+        MDB_val k;
+        node_key(PG_NODE(p, mid), &k);
+        int c = cmp(key, &k);
+        if (c == 0) {
+            *exact = 1;
+            lo = mid;
+            break;
+        }
+        if (c > 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    mc->ki[mc->top] = (indx_t)lo;
+    return 0;
+}
+
+int cursor_seek(MDB_cursor *mc, const MDB_val *key, int *exact)
+{
+    int rc = tree_descend(mc, key, SRCH_KEY);
+    if (rc)
+        return rc;
+    return leaf_search(mc, key, exact);
+}
+
+int cursor_sibling(MDB_cursor *mc, int right)
+{
+    if (mc->snum < 2)
+        return MDB_NOTFOUND;
+    int level = mc->top - 1;
+    while (level >= 0) {
+        unsigned nk = PG_NKEYS(mc->pg[level]);
+        if (right ? (unsigned)mc->ki[level] + 1 < nk : mc->ki[level] > 0)
+            break;
+        level--;
+    }
+    if (level < 0)
+        return MDB_NOTFOUND;
+    mc->ki[level] = (indx_t)(mc->ki[level] + (right ? 1 : -1));
+    for (int l = level; l < mc->top; l++) {
+        page *p = mc->pg[l];
+        int rc = node_check(mc->txn->env, p, mc->ki[l]);
+        if (rc)
+            return rc;
+        pgno_t pg = node_child(PG_NODE(p, mc->ki[l]));
+        page *c;
+        if ((rc = page_get(mc->txn, pg, &c)) != 0)
+            return rc;
+        int want_leaf = (l + 1 == mc->top);
+        if ((c->flags & P_OVERFLOW) || (IS_LEAF(c) != want_leaf) || PG_NKEYS(c) == 0)
+            return CORRUPT_AT(pg);
+        mc->pg[l + 1] = c;
+        mc->ki[l + 1] = (indx_t)(right ? 0 : PG_NKEYS(c) - 1);
+    }
+    return 0;
+}

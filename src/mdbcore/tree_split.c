@@ -1,0 +1,202 @@
+/*
+ * tree_split.c -- splitting a full page (layer L5).
+ *
+ * The page's nodes plus the new one are laid out in key order and cut where the larger half
+ * is smallest, which always fits because no node exceeds half a page.  Appending past the
+ * last key of the rightmost page instead starts a fresh right page holding only the new
+ * node, so sequential loads leave full pages behind (the "append-friendly" split).
+ * The separator (first key of the right page) goes into the parent, splitting it in turn,
+ * or into a new root.  Branch pages keep an empty key in slot 0.
+ * Invariant: the left half keeps the page's pgno, so the parent's existing pointer to it
+ * stays right; the cursor is left unpositioned (the caller searches again).
+ */
+#include <stdlib.h>
+
+#include "core.h"
+
+typedef struct split_item {
+    const node_header *old; /* NULL: the new node */
+    size_t size;            /* body + slot */
+} split_item;
+
+static size_t body_of(const page *p, const node_header *n)
+{
+    size_t sz = NODESIZE + n->ksize;
+    if (IS_LEAF(p))
+        sz += (n->flags & F_BIGDATA) ? sizeof(pgno_t) : node_dsize(n);
+    return EVEN(sz);
+}
+
+static void put_raw(page *p, const node_header *n, size_t body)
+{
+    unsigned i = PG_NKEYS(p);
+    p->u.bounds.upper = (indx_t)(p->u.bounds.upper - body);
+    memcpy((uint8_t *)p + p->u.bounds.upper, n, body);
+    p->slots[i] = p->u.bounds.upper;
+    p->u.bounds.lower = (indx_t)(p->u.bounds.lower + sizeof(indx_t));
+}
+
+typedef struct new_node {
+    const MDB_val *key, *data;
+    pgno_t pg;
+    unsigned nflags;
+} new_node;
+
+static int fill(page *dst, const page *src_pg, split_item *it, unsigned from, unsigned to,
+                const new_node *nn, int empty_first)
+{
+    for (unsigned i = from; i < to; i++) {
+        int rc;
+        if (it[i].old) {
+            if (i == from && empty_first) {
+                MDB_val none = {0, NULL};
+                rc = page_add_node(dst, PG_NKEYS(dst), &none, NULL, node_child(it[i].old), 0,
+                                   NULL);
+                if (rc)
+                    return rc;
+            } else {
+                put_raw(dst, it[i].old, body_of(src_pg, it[i].old));
+            }
+        } else {
+            MDB_val none = {0, NULL};
+            rc = page_add_node(dst, PG_NKEYS(dst), (i == from && empty_first) ? &none : nn->key,
+                               nn->data, nn->pg, nn->nflags, NULL);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+int tree_split(MDB_cursor *mc, const MDB_val *key, const MDB_val *data, pgno_t pg,
+               unsigned nflags, int append)
+{
+    MDB_txn *txn = mc->txn;
+    MDB_env *env = txn->env;
+    unsigned psize = env->psize;
+    page *p = mc->pg[mc->top];
+    unsigned idx = mc->ki[mc->top], nk = PG_NKEYS(p);
+    int leaf = IS_LEAF(p), rc;
+    size_t cap = psize - PAGEHDRSZ;
+
+    uint8_t *scratch = malloc(psize + MDB_MAXKEYSIZE_DEFAULT + (size_t)env->node_max);
+    split_item *it = malloc((nk + 1) * sizeof(split_item));
+    if (!scratch || !it) {
+        free(scratch);
+        free(it);
+        return ENOMEM;
+    }
+    memcpy(scratch, p, psize);
+    page *sp = (page *)scratch;
+    /* keep copies of the new key and small data: the caller's may point into p */
+    uint8_t *kcopy = scratch + psize;
+    uint8_t *dcopy = kcopy + MDB_MAXKEYSIZE_DEFAULT;
+    MDB_val nkey = {key->mv_size, kcopy}, ndata = {0, NULL};
+    memcpy(kcopy, key->mv_data, key->mv_size);
+    if (leaf) {
+        ndata = *data;
+        if (!(nflags & F_BIGDATA) && data->mv_data && data->mv_size <= env->node_max) {
+            memcpy(dcopy, data->mv_data, data->mv_size);
+            ndata.mv_data = dcopy;
+        }
+    }
+    new_node nn = {&nkey, &ndata, pg, nflags};
+
+    size_t total = 0;
+    for (unsigned i = 0, j = 0; i <= nk; i++) {
+        if (i == idx) {
+            int big;
+            it[i].old = NULL;
+            it[i].size = leaf ? node_leaf_size(env, nkey.mv_size,
+                                               (nflags & F_BIGDATA) ? sizeof(pgno_t) : ndata.mv_size, &big)
+                              : node_branch_size(nkey.mv_size);
+        } else {
+            it[i].old = PG_NODE(sp, j);
+            it[i].size = body_of(sp, it[i].old) + sizeof(indx_t);
+            j++;
+        }
+        total += it[i].size;
+    }
+
+    /* choose the cut: items [0, s) stay, [s, nk] move right */
+    unsigned s = 0;
+    int rightmost = 1;
+    for (unsigned l = 0; l < mc->top; l++)
+        if ((unsigned)mc->ki[l] + 1 != PG_NKEYS(mc->pg[l]))
+            rightmost = 0;
+    if ((append || rightmost) && idx == nk && nk >= 1) {
+        s = nk;
+    } else {
+        size_t best = SIZE_MAX, left = 0;
+        for (unsigned cut = 1; cut <= nk; cut++) {
+            left += it[cut - 1].size;
+            size_t right = total - left;
+            if (!leaf)
+                right -= it[cut].size - node_branch_size(0);
+            size_t worst = left > right ? left : right;
+            if (worst < best) {
+                best = worst;
+                s = cut;
+            }
+        }
+        if (best > cap) {
+            rc = MDB_PAGE_FULL;
+            goto out;
+        }
+    }
+
+    /* the separator: first key of the right half */
+    uint8_t sepbuf[MDB_MAXKEYSIZE_DEFAULT];
+    MDB_val sep;
+    if (it[s].old) {
+        sep.mv_size = it[s].old->ksize;
+        memcpy(sepbuf, it[s].old->key, sep.mv_size);
+    } else {
+        sep.mv_size = nkey.mv_size;
+        memcpy(sepbuf, nkey.mv_data, sep.mv_size);
+    }
+    sep.mv_data = sepbuf;
+
+    page *rp;
+    if ((rc = page_alloc(txn, 1, leaf ? P_LEAF : P_BRANCH, &rp)) != 0)
+        goto out;
+    pgno_t keep = p->pgno;
+    page_init(p, keep, p->flags, psize);
+    if ((rc = fill(p, sp, it, 0, s, &nn, 0)) != 0)
+        goto out;
+    if ((rc = fill(rp, sp, it, s, nk + 1, &nn, !leaf)) != 0)
+        goto out;
+    if (leaf)
+        mc->db->leaf_pages++;
+    else
+        mc->db->branch_pages++;
+
+    if (mc->top == 0) {
+        page *root;
+        if ((rc = page_alloc(txn, 1, P_BRANCH, &root)) != 0)
+            goto out;
+        MDB_val none = {0, NULL};
+        page_add_node(root, 0, &none, NULL, keep, 0, NULL);
+        page_add_node(root, 1, &sep, NULL, rp->pgno, 0, NULL);
+        mc->db->root = root->pgno;
+        mc->db->depth++;
+        mc->db->branch_pages++;
+    } else {
+        page *parent = mc->pg[mc->top - 1];
+        unsigned pidx = mc->ki[mc->top - 1] + 1u;
+        if (PG_ROOM(parent) >= node_branch_size(sep.mv_size)) {
+            rc = page_add_node(parent, pidx, &sep, NULL, rp->pgno, 0, NULL);
+        } else {
+            MDB_cursor up = *mc;
+            up.snum = mc->top;
+            up.top = (uint16_t)(mc->top - 1);
+            up.ki[up.top] = (indx_t)pidx;
+            rc = tree_split(&up, &sep, NULL, rp->pgno, 0, append);
+        }
+    }
+    mc->flags &= ~C_INITIALIZED;
+out:
+    free(scratch);
+    free(it);
+    return rc;
+}

@@ -1,0 +1,288 @@
+/*
+ * txn.c -- transaction lifecycle (layer L6).
+ *
+ *   read:  begin/renew --> ACTIVE --reset--> FINISHED --renew--> ACTIVE; abort/commit frees
+ *   write: begin (writer mutex) --> ACTIVE --error--> ERROR (only abort accepted)
+ *          ACTIVE --commit (commit.c)--> freed;  any --abort--> freed, mutex released
+ *
+ * A read txn publishes its snapshot txnid in its reader slot and re-reads the lock file's
+ * txnid until both agree, so a writer scanning the slots never misses it.  The slot is
+ * per thread (TLS key, released by the thread-exit destructor) or, under NOTLS, per txn.
+ * A write txn starts from the newer meta under the writer mutex.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "core.h"
+#include "lockfile.h"
+#include "readers.h"
+
+int env_writer_lock(MDB_env *env)
+{
+    if (!env->lock)
+        return 0;
+    int died = 0;
+    int rc = lockfile_writer_lock(env->lock, &died);
+    if (rc)
+        return rc;
+    if (died) {
+        /* the previous writer died mid-txn: its work is simply gone; repair shared state */
+        env->lock->head->txnid = meta_newest(env)->txnid;
+        readers_check(env->lock, env->pid, NULL);
+    }
+    return 0;
+}
+
+void env_writer_unlock(MDB_env *env)
+{
+    if (env->lock)
+        lockfile_writer_unlock(env->lock);
+}
+
+static int bind_slot(MDB_txn *txn)
+{
+    MDB_env *env = txn->env;
+    reader_slot *slot = txn->reader;
+    if (!slot && !(env->flags & MDB_NOTLS))
+        slot = pthread_getspecific(env->reader_key);
+    if (!slot) {
+        int rc = readers_pidlock(env->lock, env->pid);
+        if (rc)
+            return rc;
+        rc = readers_acquire(env->lock, env->pid, pthread_self(), &slot);
+        if (rc)
+            return rc;
+        if (env->flags & MDB_NOTLS) {
+            txn->owns_slot = 1;
+        } else if ((rc = pthread_setspecific(env->reader_key, slot)) != 0) {
+            readers_release(slot);
+            return rc;
+        }
+    }
+    if (slot->pid != (uint32_t)env->pid || slot->txnid != (txnid_t)-1)
+        return MDB_BAD_RSLOT;
+    txn->reader = slot;
+    return 0;
+}
+
+static int renew_inner(MDB_txn *txn)
+{
+    MDB_env *env = txn->env;
+    meta_record *m;
+    int rc;
+    if (env->flags & ENV_FATAL)
+        return MDB_PANIC;
+    if (txn->flags & TXN_RDONLY) {
+        if (env->lock) {
+            if ((rc = bind_slot(txn)) != 0)
+                return rc;
+            txnid_t t;
+            do {
+                t = env->lock->head->txnid;
+                txn->reader->txnid = t;
+                __sync_synchronize();
+            } while (t != env->lock->head->txnid);
+            m = env->metas[t & 1];
+            if (m->txnid != t) /* lock file older than the metas: trust the metas */
+                m = meta_newest(env);
+            txn->txnid = t;
+        } else {
+            m = meta_newest(env);
+            txn->txnid = m->txnid;
+        }
+    } else {
+        if ((rc = env_writer_lock(env)) != 0)
+            return rc;
+        m = meta_newest(env);
+        if (env->lock && env->lock->head->txnid != m->txnid)
+            env->lock->head->txnid = m->txnid;
+        txn->txnid = m->txnid + 1;
+        env->write_txn = txn;
+        txn->dirty[0].pgno = 0;
+        txn->free_pgs[0] = 0;
+        txn->reclaimed[0] = 0;
+        txn->pglast = 0;
+        txn->oldest = 0;
+        txn->saving_freelist = 0;
+        txn->loose_pgs = NULL;
+        txn->loose_count = 0;
+    }
+    txn->dbs[FREE_DBI] = m->dbs[FREE_DBI];
+    txn->dbs[MAIN_DBI] = m->dbs[MAIN_DBI];
+    txn->next_pgno = m->last_pg + 1;
+    txn->first_new = txn->next_pgno;
+    txn->flags &= TXN_RDONLY;
+    pthread_mutex_lock(&env->dbi_mutex);
+    txn->numdbs = env->numdbs;
+    for (MDB_dbi i = 0; i < env->maxdbs; i++) {
+        txn->dbseq[i] = env->dbseq[i];
+        if (i < CORE_DBS)
+            txn->dbstate[i] = DBS_VALID;
+        else if (i < env->numdbs && env->dbinfo[i].name.mv_data)
+            txn->dbstate[i] = DBS_VALID | DBS_USRVALID | DBS_STALE;
+        else
+            txn->dbstate[i] = 0;
+    }
+    pthread_mutex_unlock(&env->dbi_mutex);
+    if (txn->dbs[MAIN_DBI].root != P_INVALID && txn->dbs[MAIN_DBI].root >= txn->next_pgno)
+        return CORRUPT_AT(txn->dbs[MAIN_DBI].root);
+    if (txn->next_pgno > env->maxpg)
+        return MDB_MAP_RESIZED;
+    if (txn->next_pgno > env->file_pages)
+        datafile_refresh_size(env);
+    return 0;
+}
+
+/* Give back what a txn holds; the handle itself survives (reset) unless free_it. */
+static void txn_end(MDB_txn *txn, int free_it)
+{
+    MDB_env *env = txn->env;
+    if (txn->flags & TXN_RDONLY) {
+        if (txn->reader) {
+            txn->reader->txnid = (txnid_t)-1;
+            if (txn->owns_slot && free_it) {
+                readers_release(txn->reader);
+                txn->reader = NULL;
+                txn->owns_slot = 0;
+            } else if (!txn->owns_slot) {
+                txn->reader = NULL;
+            }
+        }
+    } else if (!(txn->flags & TXN_FINISHED)) {
+        for (MDB_dbi i = 0; i < txn->numdbs; i++) {
+            MDB_cursor *c = txn->cursors[i];
+            while (c) {
+                MDB_cursor *next = c->next;
+                free(c->trk_key);
+                free(c);
+                c = next;
+            }
+            txn->cursors[i] = NULL;
+        }
+        dirty_release_all(txn);
+        env->write_txn = NULL;
+        env_writer_unlock(env);
+    }
+    txn->flags |= TXN_FINISHED;
+    if (!free_it)
+        return;
+    if (!(txn->flags & TXN_RDONLY)) {
+        free(txn->dirty);
+        idl_free(txn->free_pgs);
+        idl_free(txn->reclaimed);
+        free(txn->cursors);
+    }
+    free(txn);
+}
+
+/* Handles opened in this txn: keep them env-wide (commit) or forget them (abort). */
+static void dbis_settle(MDB_txn *txn, int keep)
+{
+    MDB_env *env = txn->env;
+    pthread_mutex_lock(&env->dbi_mutex);
+    for (MDB_dbi i = CORE_DBS; i < txn->numdbs; i++) {
+        if (!(txn->dbstate[i] & DBS_NEW))
+            continue;
+        if (keep) {
+            env->dbflags[i] = txn->dbs[i].flags;
+        } else if (env->dbseq[i] == txn->dbseq[i]) {
+            free(env->dbinfo[i].name.mv_data);
+            memset(&env->dbinfo[i], 0, sizeof(env->dbinfo[i]));
+            env->dbseq[i]++;
+        }
+    }
+    if (keep && txn->numdbs > env->numdbs)
+        env->numdbs = txn->numdbs;
+    pthread_mutex_unlock(&env->dbi_mutex);
+}
+
+int txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **out)
+{
+    if (env->flags & ENV_FATAL)
+        return MDB_PANIC;
+    int rdonly = (flags & MDB_RDONLY) != 0;
+    if (parent) /* nested transactions arrive with issue 3 */
+        return (parent->flags & TXN_RDONLY) ? EINVAL : MDB_INCOMPATIBLE;
+    if (!rdonly && (env->flags & MDB_RDONLY))
+        return EACCES;
+    size_t n = env->maxdbs;
+    MDB_txn *txn = calloc(1, sizeof(*txn) + n * (sizeof(db_record) + sizeof(unsigned) + 1));
+    if (!txn)
+        return ENOMEM;
+    txn->dbs = (db_record *)(txn + 1);
+    txn->dbseq = (unsigned *)(txn->dbs + n);
+    txn->dbstate = (uint8_t *)(txn->dbseq + n);
+    txn->env = env;
+    txn->dbinfo = env->dbinfo;
+    txn->flags = rdonly ? TXN_RDONLY : 0;
+    if (!rdonly) {
+        txn->dirty_cap = 1024;
+        txn->dirty = malloc(txn->dirty_cap * sizeof(dirty_entry));
+        txn->free_pgs = idl_alloc(256);
+        txn->reclaimed = idl_alloc(256);
+        txn->cursors = calloc(n, sizeof(MDB_cursor *));
+        if (!txn->dirty || !txn->free_pgs || !txn->reclaimed || !txn->cursors) {
+            free(txn->dirty);
+            idl_free(txn->free_pgs);
+            idl_free(txn->reclaimed);
+            free(txn->cursors);
+            free(txn);
+            return ENOMEM;
+        }
+        txn->dirty[0].pgno = 0;
+    }
+    int rc = renew_inner(txn);
+    if (rc) {
+        if (!rdonly && env->write_txn == txn) {
+            txn_end(txn, 1);
+        } else {
+            if (rdonly && txn->reader) {
+                txn->reader->txnid = (txnid_t)-1;
+                if (txn->owns_slot)
+                    readers_release(txn->reader);
+            }
+            if (!rdonly) {
+                free(txn->dirty);
+                idl_free(txn->free_pgs);
+                idl_free(txn->reclaimed);
+                free(txn->cursors);
+            }
+            free(txn);
+        }
+        return rc;
+    }
+    *out = txn;
+    return 0;
+}
+
+int txn_renew(MDB_txn *txn)
+{
+    int rc = renew_inner(txn);
+    if (rc) {
+        if (txn->reader)
+            txn->reader->txnid = (txnid_t)-1;
+        txn->flags |= TXN_FINISHED;
+    }
+    return rc;
+}
+
+void txn_reset(MDB_txn *txn)
+{
+    if (!(txn->flags & TXN_FINISHED))
+        dbis_settle(txn, 0);
+    txn_end(txn, 0);
+}
+
+void txn_abort(MDB_txn *txn)
+{
+    if (!(txn->flags & TXN_FINISHED))
+        dbis_settle(txn, 0);
+    txn_end(txn, 1);
+}
+
+/* commit.c calls these once the data is durable (or for read txns at once). */
+void txn_finish_commit(MDB_txn *txn)
+{
+    dbis_settle(txn, 1);
+    txn_end(txn, 1);
+}
