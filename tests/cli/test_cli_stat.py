@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from conftest import real
-from mdb_cli import engine
 
 
 @pytest.mark.parametrize(
@@ -55,18 +54,44 @@ def test_json(run, full_env: Path) -> None:
     assert report["readers"]["readers"] == []
 
 
-def test_freelist(run, full_env: Path) -> None:
-    res = run("stat", "-ff", str(full_env))
-    if engine.has_freelist(_open(full_env)):
-        assert res.stdout_bytes == real("mdb_stat", "-ff", str(full_env))
-    else:
-        assert res.exit_code == 0
-        assert "Freelist Status\n  (not available with this engine)" in res.stdout
-        assert "needs the mdb engine" in res.stderr
+@pytest.mark.parametrize("opts", [["-f"], ["-ff"], ["-fff"], ["-e", "-f", "-a"]])
+def test_freelist_matches_mdb_stat(run, full_env: Path, opts: list[str]) -> None:
+    # Free many pages (overflow values included) so the free DB is not trivial.
+    assert run("drop", "-s", "plain", str(full_env)).exit_code == 0
+    assert run("drop", "-s", "ints", "--delete", str(full_env)).exit_code == 0
+    res = run("stat", *opts, str(full_env))
+    assert res.exit_code == 0, res.stderr
+    assert _without_readers_used(res.stdout_bytes) == _without_readers_used(
+        real("mdb_stat", *opts, str(full_env))
+    )
 
 
-def _open(path: Path):
-    return engine.get().open(str(path), readonly=True, max_dbs=8)
+def test_freelist_json(run, full_env: Path) -> None:
+    assert run("drop", "-s", "plain", str(full_env)).exit_code == 0
+    report = json.loads(run("stat", "-f", "--json", str(full_env)).stdout)["freelist"]
+    assert report["free_pages"] == sum(len(t["pages"]) for t in report["txns"]) > 0
+    assert report["entries"] == len(report["txns"])
+
+
+def test_freelist_of_damaged_file_is_one_line(run, tmp_path: Path) -> None:
+    from conftest import put_main
+
+    env = put_main(tmp_path / "e", [(b"k%d" % i, b"v" * 3000) for i in range(50)])
+    put_main(env, [(b"k%d" % i, b"w") for i in range(50)])  # frees the overflow pages
+    text = real("mdb_stat", "-ff", str(env))
+    assert b"Free pages: 0" not in text
+    data = env / "data.mdb"
+    raw = bytearray(data.read_bytes())
+    # Point the newest meta's free DB root far past the end of the file.
+    import struct
+
+    metas = [(struct.unpack_from("<Q", raw, 4096 * m + 144)[0], m) for m in (0, 1)]
+    _txn, m = max(metas)
+    struct.pack_into("<Q", raw, 4096 * m + 40 + 40, 10**9)
+    data.write_bytes(bytes(raw))
+    res = run("stat", "-f", str(env))
+    assert res.exit_code == 1
+    assert "cannot read the free list" in res.stderr and res.stderr.count("\n") == 1
 
 
 def test_usage_and_missing(run, full_env: Path, tmp_path: Path) -> None:

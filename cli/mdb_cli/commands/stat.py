@@ -8,6 +8,7 @@ databases. The text layout follows mdb_stat line for line.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Optional
 
 import click
@@ -15,6 +16,7 @@ import click
 from mdb_cli import engine
 from mdb_cli.context import App, named_dbs
 from mdb_cli.errors import EXIT_USAGE
+from mdb_cli.freelist import FreelistError, read_freelist
 from mdb_cli.output import echo_json
 
 HELP = """Show statistics of ENV, like LMDB's mdb_stat.
@@ -77,7 +79,9 @@ def stat(
     environment = app.open_env(env, nosubdir=nosubdir, readonly=readers < 2)
     try:
         with app.engine_errors(env):
-            report = _collect(app, environment, env, show_env, freelist, readers, all_dbs, name)
+            report = _collect(
+                app, environment, env, nosubdir, show_env, freelist, readers, all_dbs, name
+            )
     finally:
         environment.close()
     if as_json:
@@ -86,10 +90,24 @@ def stat(
         click.echo(_render(report, freelist), nl=False)
 
 
+def _freelist(app: App, environment: Any, path: str, nosubdir: bool) -> dict[str, Any]:
+    if engine.has_freelist(environment):
+        return normalize_freelist(environment.freelist())
+    # The engine cannot say; read the free DB from the file, inside a read txn so the
+    # pages of that snapshot stay put (see mdb_cli/freelist.py).
+    data_file = path if nosubdir else os.path.join(path, "data.mdb")
+    with environment.begin() as txn:
+        try:
+            return normalize_freelist(read_freelist(data_file, txn.id()))
+        except (FreelistError, OSError) as exc:
+            app.abort(f"{path}: cannot read the free list: {exc}; run 'mdb-cli check {path}'")
+
+
 def _collect(
     app: App,
     environment: Any,
     path: str,
+    nosubdir: bool,
     show_env: bool,
     freelist: int,
     readers: int,
@@ -119,14 +137,7 @@ def _collect(
         section["readers"] = parse_readers(section["text"])
         report["readers"] = section
     if freelist:
-        if engine.has_freelist(environment):
-            report["freelist"] = normalize_freelist(environment.freelist())
-        else:
-            app.warn(
-                f"the free list is not shown: the {engine.name()} engine does not report it "
-                "(it needs the mdb engine's env.freelist())"
-            )
-            report["freelist"] = None
+        report["freelist"] = _freelist(app, environment, path, nosubdir)
     dbs: dict[str, Any] = {}
     if readers and not (name is not None or all_dbs or freelist):
         # As mdb_stat: -r alone shows the reader table without the main database.
@@ -214,22 +225,17 @@ def _render(report: dict[str, Any], freelist: int) -> str:
     if "freelist" in report:
         fl = report["freelist"]
         out.append("Freelist Status")
-        if fl is None:
-            out.append("  (not available with this engine)")
-        else:
-            for label, f in _DB_FIELDS:
-                out.append(f"  {label}: {fl[f]}")
-            if freelist > 1:
-                for t in fl["txns"]:
-                    runs = _runs(t["pages"])
-                    span = max((n for _p, n in runs), default=0)
-                    out.append(
-                        f"    Transaction {t['txnid']}, {len(t['pages'])} pages, maxspan {span}"
-                    )
-                    if freelist > 2:
-                        for first, n in runs:
-                            out.append(f"      {first:9d}" + (f"[{n}]" if n > 1 else ""))
-            out.append(f"  Free pages: {fl['free_pages']}")
+        for label, f in _DB_FIELDS:
+            out.append(f"  {label}: {fl[f]}")
+        if freelist > 1:
+            for t in fl["txns"]:
+                runs = _runs(t["pages"])
+                span = max((n for _p, n in runs), default=0)
+                out.append(f"    Transaction {t['txnid']}, {len(t['pages'])} pages, maxspan {span}")
+                if freelist > 2:
+                    for first, n in runs:
+                        out.append(f"     {first:9d}" + (f"[{n}]" if n > 1 else ""))
+        out.append(f"  Free pages: {fl['free_pages']}")
     for db in report["databases"]:
         out.append(f"Status of {db['name'] if db['name'] is not None else 'Main DB'}")
         for label, f in _DB_FIELDS:
