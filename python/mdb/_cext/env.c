@@ -67,6 +67,7 @@ static int env_init(EnvObject *self, PyObject *args, PyObject *kwds)
                              "meminit", "max_readers", "max_dbs", "max_spare_txns", "lock",
                              NULL};
     PyObject *path_bytes = NULL;
+    PyObject *map_size_o = NULL, *max_readers_o = NULL, *max_dbs_o = NULL;
     unsigned long long map_size = 10485760ULL;
     int subdir = 1, readonly = 0, metasync = 1, sync = 1, map_async = 0, create = 1;
     int readahead = 1, writemap = 0, meminit = 1, lock = 1;
@@ -79,12 +80,33 @@ static int env_init(EnvObject *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_TypeError, "Environment is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|KppppppippppIIip", kwlist,
-                                     PyUnicode_FSConverter, &path_bytes, &map_size, &subdir,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|OppppppippppOOip", kwlist,
+                                     PyUnicode_FSConverter, &path_bytes, &map_size_o, &subdir,
                                      &readonly, &metasync, &sync, &map_async, &mode, &create,
-                                     &readahead, &writemap, &meminit, &max_readers, &max_dbs,
+                                     &readahead, &writemap, &meminit, &max_readers_o, &max_dbs_o,
                                      &max_spare_txns, &lock))
         return -1;
+    if (map_size_o) {
+        map_size = PyLong_AsUnsignedLongLong(map_size_o);
+        if (PyErr_Occurred()) {
+            Py_DECREF(path_bytes);
+            return -1;
+        }
+    }
+    PyObject *uo[2] = {max_readers_o, max_dbs_o};
+    unsigned int *uv[2] = {&max_readers, &max_dbs};
+    for (int i = 0; i < 2; i++) {
+        if (!uo[i])
+            continue;
+        unsigned long x = PyLong_AsUnsignedLong(uo[i]);
+        if (PyErr_Occurred() || x > 0xFFFFFFFFUL) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_OverflowError, "value too large");
+            Py_DECREF(path_bytes);
+            return -1;
+        }
+        *uv[i] = (unsigned int)x;
+    }
     const char *path = PyBytes_AS_STRING(path_bytes);
     PyObject *path_str = PyUnicode_DecodeFSDefault(path);
     if (!path_str)

@@ -163,8 +163,13 @@ int txn_end(TxnObject *txn, int commit)
         return rc;
     }
     if (commit && txn->write) {
+        /* the GIL is released: keep other threads off this txn's ancestors */
         int crc;
+        for (TxnObject *p = txn->parent; p; p = p->parent)
+            p->busy++;
         MDB_UNLOCKED(env, crc = mdb_txn_commit(t));
+        for (TxnObject *p = txn->parent; p; p = p->parent)
+            p->busy--;
         return crc;
     }
     if (!txn->write && !env->spare && env->max_spare_txns > 0 && env->valid) {

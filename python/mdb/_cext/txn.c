@@ -72,10 +72,10 @@ PyObject *txn_new(EnvObject *env, DbObject *db, TxnObject *parent, int write, in
         MDB_txn *p = parent ? parent->txn : NULL;
         unsigned int fl = write ? 0 : MDB_RDONLY;
         if (parent)
-            parent->busy = 1;
+            parent->busy++;
         MDB_UNLOCKED(env, rc = mdb_txn_begin(e, p, fl, &txn));
         if (parent)
-            parent->busy = 0;
+            parent->busy--;
         if (rc) {
             Py_DECREF(self);
             return err_set("mdb_txn_begin", rc);
@@ -445,9 +445,9 @@ static PyObject *txn_drop(TxnObject *self, FASTARGS)
     env_invalidate_db(self->env, db->dbi);
     MDB_txn *t = self->txn;
     MDB_dbi dbi = db->dbi;
-    self->busy = 1;
+    self->busy++;
     MDB_UNLOCKED(self->env, rc = mdb_drop(t, dbi, del));
-    self->busy = 0;
+    self->busy--;
     if (rc)
         return err_set("mdb_drop", rc);
     if (del) {

@@ -198,6 +198,12 @@ class Environment:
         self._writer = 0
         self._spare: Any = None
         self._dbs: dict[bytes, _Database] = {}
+        for name, val, top in (("map_size", map_size, 1 << 64), ("max_readers", max_readers,
+                               1 << 32), ("max_dbs", max_dbs, 1 << 32)):
+            if not isinstance(val, int):
+                raise TypeError(f"{name} must be an integer")
+            if val < 0 or val >= top:
+                raise OverflowError(f"{name}={val} is out of range")
         path_s = os.fsdecode(path)
         path_b = os.fsencode(path)
         _registry.check(path_s, bool(subdir))
@@ -615,6 +621,7 @@ class Transaction:
         buffers: bool = False,
     ) -> None:
         self._valid = False
+        self._busy = 0
         self._txn: Any = None
         self._cursors: list[Cursor] = []
         self._parent = parent
@@ -675,6 +682,8 @@ class Transaction:
             raise _closed()
         if self.env._pid != _pid:
             raise _forked(self.env._pid)
+        if self._busy:
+            raise Error("Transaction is in use by another thread.")
 
     def _end(self, commit: bool) -> int:
         if not self._valid:
@@ -697,7 +706,17 @@ class Transaction:
             lib.mdb_txn_abort(txn)
             return rc
         if commit and self._write:
-            return int(lib.mdb_txn_commit(txn))
+            p = self._parent
+            while p is not None:  # cffi releases the GIL: keep others off the ancestors
+                p._busy += 1
+                p = p._parent
+            try:
+                return int(lib.mdb_txn_commit(txn))
+            finally:
+                p = self._parent
+                while p is not None:
+                    p._busy -= 1
+                    p = p._parent
         if not self._write and env._spare is None and env._max_spare_txns > 0 and env._valid:
             lib.mdb_txn_reset(txn)
             env._spare = txn
@@ -842,6 +861,8 @@ class Transaction:
         """Abandon the transaction. Idempotent."""
         if self._valid and self.env._pid != _pid:
             raise _forked(self.env._pid)
+        if self._busy:
+            raise Error("Transaction is in use by another thread.")
         self._end(False)
 
     def __enter__(self) -> Transaction:
