@@ -178,6 +178,7 @@ int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
     case MDB_GET_CURRENT:
         if (!(mc->flags & C_INITIALIZED))
             return EINVAL;
+        mc->flags &= ~C_DEL; /* the item is now seen: NEXT moves past it (as LMDB) */
         return fetch(mc, key, data);
     case MDB_SET:
     case MDB_SET_KEY:
