@@ -38,6 +38,7 @@ typedef struct checker {
     uint8_t *state;
     unsigned max_problems;
     size_t dbcap;
+    size_t probcap;
     int oom;
 } checker;
 
@@ -84,12 +85,17 @@ __attribute__((format(printf, 5, 6))) static void add_problem(checker *c, pgno_t
     r->problems_total++;
     if (r->nproblems >= c->max_problems || c->oom)
         return;
-    if (!r->problems) {
-        r->problems = calloc(c->max_problems, sizeof *r->problems);
-        if (!r->problems) {
+    if (r->nproblems == c->probcap) {
+        size_t cap = c->probcap ? c->probcap * 2 : 16;
+        if (cap > c->max_problems)
+            cap = c->max_problems;
+        mdbcore_check_problem *np = realloc(r->problems, cap * sizeof *np);
+        if (!np) {
             c->oom = 1;
             return;
         }
+        r->problems = np;
+        c->probcap = cap;
     }
     mdbcore_check_problem *p = &r->problems[r->nproblems++];
     p->pgno = pgno;

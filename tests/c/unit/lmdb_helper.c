@@ -7,6 +7,8 @@
  *   lmdb_helper writer DIR       begin a write txn, print "ready", wait for stdin EOF
  *   lmdb_helper list DIR         print mdb_reader_list's output
  *   lmdb_helper check DIR        print "dead <n>" from mdb_reader_check
+ *   lmdb_helper custom DIR       named DBs kept in non-default orders: "desc" (keys sorted by a
+ *                                descending comparator) and "ddesc" (DUPSORT, dups descending)
  * Exit status 0 on success; errors go to stderr with mdb_strerror.
  */
 #include <lmdb.h>
@@ -31,6 +33,16 @@ static int print_msg(const char *msg, void *ctx)
     return 0;
 }
 
+/* Descending byte order: the reverse of the default comparator. */
+static int cmp_desc(const MDB_val *a, const MDB_val *b)
+{
+    size_t n = a->mv_size < b->mv_size ? a->mv_size : b->mv_size;
+    int r = memcmp(b->mv_data, a->mv_data, n);
+    if (r)
+        return r;
+    return a->mv_size > b->mv_size ? -1 : a->mv_size < b->mv_size;
+}
+
 static void wait_eof(void)
 {
     char buf[64];
@@ -46,7 +58,8 @@ int main(int argc, char **argv)
     }
     MDB_env *env;
     TRY(mdb_env_create(&env));
-    TRY(mdb_env_set_mapsize(env, 1 << 20));
+    TRY(mdb_env_set_mapsize(env, 16 << 20));
+    TRY(mdb_env_set_maxdbs(env, 4));
     TRY(mdb_env_open(env, argv[2], 0, 0644));
     const char *cmd = argv[1];
     if (!strcmp(cmd, "put")) {
@@ -77,6 +90,25 @@ int main(int argc, char **argv)
         fflush(stdout);
         wait_eof();
         mdb_txn_abort(txn);
+    } else if (!strcmp(cmd, "custom")) {
+        MDB_txn *txn;
+        MDB_dbi d1, d2;
+        TRY(mdb_txn_begin(env, NULL, 0, &txn));
+        TRY(mdb_dbi_open(txn, "desc", MDB_CREATE, &d1));
+        TRY(mdb_set_compare(txn, d1, cmp_desc));
+        TRY(mdb_dbi_open(txn, "ddesc", MDB_CREATE | MDB_DUPSORT, &d2));
+        TRY(mdb_set_dupsort(txn, d2, cmp_desc));
+        for (int i = 0; i < 2000; i++) {
+            char k[32], v[32];
+            snprintf(k, sizeof k, "key%06d", (i * 7919) % 2000);
+            snprintf(v, sizeof v, "val%d", i);
+            MDB_val key = {strlen(k), k}, val = {strlen(v), v};
+            TRY(mdb_put(txn, d1, &key, &val, 0));
+            snprintf(k, sizeof k, "g%02d", i % 40);
+            MDB_val key2 = {strlen(k), k};
+            TRY(mdb_put(txn, d2, &key2, &val, 0));
+        }
+        TRY(mdb_txn_commit(txn));
     } else if (!strcmp(cmd, "list")) {
         TRY(mdb_reader_list(env, print_msg, NULL) < 0);
     } else if (!strcmp(cmd, "check")) {
