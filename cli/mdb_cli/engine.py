@@ -16,6 +16,7 @@ Rules:
 
 from __future__ import annotations
 
+import importlib
 import os
 from types import ModuleType
 from typing import Any, Optional
@@ -40,8 +41,7 @@ def get() -> ModuleType:
         raise EngineUnavailable(f"{ENV_VAR}={choice!r} is not understood; use mdb, lmdb or auto")
     if choice in ("mdb", "auto"):
         try:
-            import mdb  # type: ignore[import-not-found]
-
+            mdb = importlib.import_module("mdb")
             _engine, _name = mdb, "mdb"
             return mdb
         except ImportError as exc:
@@ -52,7 +52,7 @@ def get() -> ModuleType:
                     "to run on py-lmdb for testing"
                 ) from exc
     try:
-        import lmdb  # type: ignore[import-untyped]
+        lmdb = importlib.import_module("lmdb")
     except ImportError as exc:
         raise EngineUnavailable(
             f"{ENV_VAR}={choice} asks for py-lmdb, but it cannot be imported ({exc}); "

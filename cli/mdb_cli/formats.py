@@ -39,12 +39,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import importlib
 import json
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import IO, Any, Callable, Iterator, Optional
 
+_orjson: Optional[ModuleType]
 try:  # optional: several times faster than json for the loader's hot loop
-    import orjson as _orjson  # type: ignore[import-not-found]
+    _orjson = importlib.import_module("orjson")
 except ImportError:  # pragma: no cover - depends on the machine
     _orjson = None
 

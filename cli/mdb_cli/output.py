@@ -35,7 +35,7 @@ def human_size(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
-class SizeType(click.ParamType):
+class SizeType(click.ParamType):  # type: ignore[type-arg,unused-ignore]
     name = "SIZE"
 
     def convert(self, value: Any, param: Optional[click.Parameter], ctx: Any) -> int:

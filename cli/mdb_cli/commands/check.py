@@ -119,7 +119,7 @@ def normalize_report(raw: Any) -> dict[str, Any]:
             "leaked": int(_get(raw, "leaked_pages", 0) or 0),
             "total": int(_get(raw, "next_pgno", 0) or 0),
         }
-    problems = []
+    problems: list[dict[str, Any]] = []
     for p in _get(raw, "problems", []) or []:
         if isinstance(p, str):
             problems.append({"page": None, "database": None, "kind": None, "message": p})

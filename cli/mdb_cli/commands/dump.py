@@ -79,8 +79,8 @@ def dump(
         with app.engine_errors(env):
             with environment.begin() as txn:
                 if list_only:
-                    for db_name in named_dbs(environment, txn):
-                        click.echo(db_name)
+                    for listed in named_dbs(environment, txn):
+                        click.echo(listed)
                     return
                 names: list[Optional[str]]
                 if all_dbs:

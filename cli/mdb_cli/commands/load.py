@@ -383,6 +383,7 @@ class Loader:
         dup_key: Callable[[bytes], Any],
     ) -> tuple[bool, Any]:
         """Is the batch in order and above ``last``? Returns (appendable, new last)."""
+        keys: list[Any]
         if dupsort:
             keys = [(sort_key(k), dup_key(v)) for k, v in batch]
         elif sort_key is _identity:

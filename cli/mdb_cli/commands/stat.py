@@ -180,11 +180,11 @@ def parse_readers(text: str) -> list[dict[str, Any]]:
 def normalize_freelist(raw: Any) -> dict[str, Any]:
     """Accept the engine's free-list report as a dict (see docs/cli.md for the shape)."""
     data = dict(raw)
-    txns = []
+    txns: list[dict[str, Any]] = []
     for entry in data.get("txns", []):
         entry = dict(entry)
         txns.append({"txnid": int(entry["txnid"]), "pages": [int(p) for p in entry["pages"]]})
-    out = {f: int(data.get(f, 0)) for _label, f in _DB_FIELDS}
+    out: dict[str, Any] = {f: int(data.get(f, 0)) for _label, f in _DB_FIELDS}
     out["free_pages"] = int(data.get("free_pages", sum(len(t["pages"]) for t in txns)))
     out["txns"] = txns
     return out
