@@ -3,6 +3,8 @@
 #
 #   tests/c/unit/run.sh [--asan] [--lib build/libmdbcore.a] [--fuzz N]
 #
+# tools/ holds mdbcheck.c (the standalone checker) and stub_engine.c; they live one level
+# down so the top Makefile's tests/c/*/*.c rules do not treat them as tests or helpers.
 # By default the tests are compiled straight from the sources they test (os_posix.c,
 # os_fault.c, lockfile.c, readers.c, walk.c, check.c), with stub_engine.c standing in for
 # the two engine calls check.c makes, so they run before the engine links.  --lib links
@@ -35,7 +37,7 @@ if [ -n "$LIB" ]; then
 else
     OSRC="$S/os_posix.c $S/os_fault.c"
     LSRC="$S/lockfile.c $S/readers.c $S/os_posix.c"
-    CSRC="$S/check.c $S/walk.c $S/os_posix.c tests/c/unit/stub_engine.c"
+    CSRC="$S/check.c $S/walk.c $S/os_posix.c tests/c/unit/tools/stub_engine.c"
     LINK=""
 fi
 
@@ -52,7 +54,7 @@ $CC -O1 -g -Wall -Wextra -Werror -o "$OUT/lmdb_helper" tests/c/unit/lmdb_helper.
 build test_fault tests/c/unit/test_fault.c $OSRC
 build test_lockfile tests/c/unit/test_lockfile.c $LSRC
 build test_check tests/c/unit/test_check.c $CSRC
-build mdbcheck tests/c/unit/mdbcheck.c $CSRC
+build mdbcheck tests/c/unit/tools/mdbcheck.c $CSRC
 
 run() {
     echo "== $*"
