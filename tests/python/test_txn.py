@@ -142,7 +142,8 @@ def test_putmulti_txn(env):
         assert t.putmulti([(b"a", b"x")], overwrite=False) == (1, 0)
 
 
-def test_spare_txns_reused(env):
+def test_spare_txns_reused(lm, tmp_path):
+    env = lm.open(str(tmp_path / "s"), max_spare_txns=1)
     for _ in range(5):
         with env.begin() as r:
             r.get(b"a")

@@ -214,13 +214,7 @@ static int set_key_impl(CursorObject *self, PyObject *key)
     InBuf kb;
     if (inbuf_get(key, &k, &kb, "key") < 0)
         return -1;
-    int r;
-    if (k.mv_size == 0) {
-        self->positioned = 0;
-        r = 0;
-    } else {
-        r = cursor_do(self, MDB_SET_KEY, &k, NULL);
-    }
+    int r = cursor_do(self, MDB_SET_KEY, &k, NULL);
     inbuf_release(&kb);
     return r;
 }

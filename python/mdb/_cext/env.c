@@ -73,14 +73,14 @@ static int env_init(EnvObject *self, PyObject *args, PyObject *kwds)
     int readahead = 1, writemap = 0, meminit = 1, lock = 1;
     int mode = 0755;
     unsigned int max_readers = 126, max_dbs = 0;
-    int max_spare_txns = 1;
+    int max_spare_txns = 0;
     int rc;
 
     if (self->keeper || self->valid) {
         PyErr_SetString(PyExc_TypeError, "Environment is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|OppppppippppOOip", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|OpppppippppOOip", kwlist,
                                      PyUnicode_FSConverter, &path_bytes, &map_size_o, &subdir,
                                      &readonly, &metasync, &sync, &map_async, &mode, &create,
                                      &readahead, &writemap, &meminit, &max_readers_o, &max_dbs_o,
@@ -827,6 +827,6 @@ PyTypeObject MdbEnv_Type = {
     .tp_doc = "Environment(path, map_size=10485760, subdir=True, readonly=False, "
               "metasync=True, sync=True, map_async=False, mode=0o755, create=True, "
               "readahead=True, writemap=False, meminit=True, max_readers=126, max_dbs=0, "
-              "max_spare_txns=1, lock=True)\n\nAn open environment (directory or file). "
+              "max_spare_txns=0, lock=True)\n\nAn open environment (directory or file). "
               "mdb.open() is an alias.",
 };

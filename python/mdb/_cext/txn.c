@@ -298,8 +298,11 @@ static PyObject *txn_putmulti(TxnObject *self, FASTARGS)
         }
         Py_DECREF(meth);
     }
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
     PyObject *cr = PyObject_CallMethod(cur, "close", NULL);
     Py_XDECREF(cr);
+    PyErr_Restore(et, ev, tb);
     Py_DECREF(cur);
     return r;
 }
@@ -323,8 +326,11 @@ static PyObject *txn_replace(TxnObject *self, FASTARGS)
     if (!cur)
         return NULL;
     PyObject *r = PyObject_CallMethod(cur, "replace", "OO", a[0], a[1]);
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
     PyObject *cr = PyObject_CallMethod(cur, "close", NULL);
     Py_XDECREF(cr);
+    PyErr_Restore(et, ev, tb);
     Py_DECREF(cur);
     return r;
 }
@@ -348,8 +354,11 @@ static PyObject *txn_pop(TxnObject *self, FASTARGS)
     if (!cur)
         return NULL;
     PyObject *r = PyObject_CallMethod(cur, "pop", "O", a[0]);
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
     PyObject *cr = PyObject_CallMethod(cur, "close", NULL);
     Py_XDECREF(cr);
+    PyErr_Restore(et, ev, tb);
     Py_DECREF(cur);
     return r;
 }
@@ -374,7 +383,7 @@ static PyObject *txn_delete(TxnObject *self, FASTARGS)
     if (inbuf_get(a[0], &k, &kb, "key") < 0)
         return NULL;
     MDB_val *vp = NULL;
-    if (a[1]) {
+    if (a[1] && a[1] != Py_None) {
         if (inbuf_get(a[1], &v, &vb, "value") < 0) {
             inbuf_release(&kb);
             return NULL;

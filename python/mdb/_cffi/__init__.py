@@ -187,7 +187,7 @@ class Environment:
         meminit: bool = True,
         max_readers: int = 126,
         max_dbs: int = 0,
-        max_spare_txns: int = 1,
+        max_spare_txns: int = 0,
         lock: bool = True,
     ) -> None:
         self._valid = False
@@ -803,7 +803,7 @@ class Transaction:
         self._check()
         d = self._resolve(db)
         k, kl = _inbuf(key, "key")
-        v, vl = _inbuf(value, "value")
+        v, vl = _inbuf(b"" if value is None else value, "value")
         rc = lib.mdbpy_del(self._txn, d._dbi, k, kl, v, vl, 1 if vl else 0)
         if rc == lib.MDB_NOTFOUND:
             return False
@@ -1058,9 +1058,6 @@ class Cursor:
 
     def _set_key(self, key: Any) -> bool:
         k, kl = _inbuf(key, "key")
-        if not kl:
-            self._positioned = False
-            return False
         return self._do(lib.MDB_SET_KEY, k, kl)
 
     def set_key(self, key: Any) -> bool:
