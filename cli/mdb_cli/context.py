@@ -91,11 +91,13 @@ class App:
         create: bool = False,
         map_size: int = 0,
         lock: bool = True,
+        max_readers: Optional[int] = None,
     ) -> Any:
         """Open an environment, or abort with a message that names ``path``.
 
         ``map_size=0`` adopts the size recorded in the file (or LMDB's default for a
-        new file), as LMDB's own tools do.
+        new file), as LMDB's own tools do. ``max_readers`` sizes the reader table of
+        an environment that nobody has open yet.
         """
         if not create:
             self.check_env_path(path, nosubdir)
@@ -115,6 +117,7 @@ class App:
                 map_size=map_size,
                 max_dbs=MAX_DBS,
                 lock=lock,
+                **({"max_readers": max_readers} if max_readers else {}),
             )
         except eng.Error as exc:
             kind = type(exc).__name__

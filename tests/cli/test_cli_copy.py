@@ -105,3 +105,12 @@ def test_progress_on_a_terminal(full_env: Path, tmp_path: Path) -> None:
     code, shown = _run_on_tty(["copy", str(full_env), str(tmp_path / "dst")])
     assert code == 0
     assert b"copying" in shown and b"100%" in shown
+
+
+def test_copy_to_stdout(cli_proc, full_env: Path, tmp_path: Path) -> None:
+    res = cli_proc("copy", "--compact", str(full_env), "-")
+    assert res.returncode == 0, res.stderr
+    dst = tmp_path / "piped"
+    dst.mkdir()
+    (dst / "data.mdb").write_bytes(res.stdout)
+    assert real("mdb_dump", "-a", str(dst)) == real("mdb_dump", "-a", str(full_env))

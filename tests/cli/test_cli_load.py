@@ -410,3 +410,18 @@ def test_progress_bar_on_a_terminal_only(run, tmp_path: Path) -> None:
     assert b"items/s" in shown and b"loading" in shown and b"100%" in shown
     res = run("load", "--format", "jsonl", "-f", str(src), str(tmp_path / "pipe"))
     assert "items/s" not in res.stderr
+
+
+def test_header_maxreaders_and_mapsize_carry_over(cli_proc, tmp_path: Path) -> None:
+    from mdb_cli import engine
+
+    src = tmp_path / "src"
+    src.mkdir()
+    env = engine.get().open(str(src), map_size=3 << 20, max_readers=200)
+    with env.begin(write=True) as txn:
+        txn.put(b"k", b"v")
+    env.close()
+    first = cli_proc("dump", str(src)).stdout
+    assert b"mapsize=3145728\nmaxreaders=200\n" in first
+    assert cli_proc("load", str(tmp_path / "dst"), input=first).returncode == 0
+    assert cli_proc("dump", str(tmp_path / "dst")).stdout == first

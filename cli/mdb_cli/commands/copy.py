@@ -21,7 +21,9 @@ HELP = """Copy the environment SRC to DST, consistently, while writers go on.
 
 DST is a directory (created if missing) that gets a data.mdb; with -n, SRC and
 DST are data files. The copy has no lock file; it opens like any environment.
-The destination must not already hold a data file.
+The destination must not already hold a data file. DST '-' writes the data
+file to standard output (as mdb_copy does without a destination), e.g. to pipe
+it to a compressor.
 
 --compact leaves out free pages and renumbers the rest, so the copy is as
 small as it can be (its transaction ids restart at 1).
@@ -31,6 +33,7 @@ Examples:
   mdb-cli copy ./db /backup/db-2024-06-01
   mdb-cli copy --compact ./db ./db.compact
   mdb-cli copy -n ./data.mdb ./backup.mdb
+  mdb-cli copy -c ./db - | zstd > db.mdb.zst
 """
 
 
@@ -41,6 +44,9 @@ Examples:
 @click.option("-n", "--nosubdir", is_flag=True, help="SRC and DST are data files.")
 @click.pass_obj
 def copy(app: App, src: str, dst: str, compact: bool, nosubdir: bool) -> None:
+    if dst == "-":
+        _copy_to_stdout(app, src, compact, nosubdir)
+        return
     target = dst if nosubdir else os.path.join(dst, "data.mdb")
     environment = app.open_env(src, nosubdir=nosubdir, readonly=True)
     try:
@@ -105,6 +111,23 @@ def _run_copy(
         exc = failure[0]
         with app.engine_errors(target):
             raise exc
+
+
+def _copy_to_stdout(app: App, src: str, compact: bool, nosubdir: bool) -> None:
+    stdout = click.get_binary_stream("stdout")
+    try:
+        fd = stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        app.abort("standard output is not a file descriptor; give DST as a path")
+    if os.isatty(fd):
+        app.abort("refusing to write a database to a terminal; redirect standard output")
+    stdout.flush()
+    environment = app.open_env(src, nosubdir=nosubdir, readonly=True)
+    try:
+        with app.engine_errors(src):
+            environment.copyfd(fd, compact=compact)
+    finally:
+        environment.close()
 
 
 def _size(fd: int) -> Optional[int]:

@@ -219,8 +219,14 @@ def _open_input(app: App, input_file: str) -> tuple[IO[bytes], Optional[int]]:
 def _open_target(
     app: App, path: str, nosubdir: bool, map_size: int, maxreaders: Optional[int]
 ) -> Any:
-    env = app.open_env(path, nosubdir=nosubdir, readonly=False, create=True, map_size=map_size)
-    return env
+    return app.open_env(
+        path,
+        nosubdir=nosubdir,
+        readonly=False,
+        create=True,
+        map_size=map_size,
+        max_readers=maxreaders,
+    )
 
 
 class Loader:
