@@ -14,7 +14,6 @@ conftest.py.  What lives here:
     parse its JSON answer, and fail with its stderr if it crashed or timed out.
 """
 
-import json
 import os
 import subprocess
 import sys
@@ -26,8 +25,9 @@ ROOT = os.path.dirname(TESTS)
 if TESTS not in sys.path:
     sys.path.insert(0, TESTS)
 
+from support.procs import finish_worker, start_worker  # noqa: E402
+
 SYSTEM_LIB = "/usr/lib/x86_64-linux-gnu/liblmdb.so.0"
-WORKER = os.path.join(TESTS, "support", "worker.py")
 
 
 def _impl_and_lib():
@@ -73,17 +73,3 @@ def run_worker(mdb_test_lib):
         return finish_worker(p, impl, command, so, se)
 
     return run
-
-
-def start_worker(lib, impl, command, *args):
-    env = dict(os.environ, MDB_TEST_LIB=lib, PYTHONDONTWRITEBYTECODE="1")
-    return subprocess.Popen([sys.executable, WORKER, impl, command, *map(str, args)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-
-
-def finish_worker(p, impl, command, so, se):
-    text = so.decode(errors="replace").strip()
-    if p.returncode != 0 or not text:
-        pytest.fail(f"worker {impl} {command} exited with status {p.returncode}\n"
-                    f"stdout:\n{text[-2000:]}\nstderr:\n{se.decode(errors='replace')[-3000:]}")
-    return json.loads(text.splitlines()[-1])

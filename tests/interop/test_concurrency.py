@@ -20,7 +20,7 @@ import subprocess
 
 import pytest
 
-from conftest import finish_worker, start_worker
+from support.procs import finish_worker, start_worker
 
 COMMITS = 300
 READERS = [("lib", 1), ("lib", 2), ("lib", 3), ("wheel", 4)]
