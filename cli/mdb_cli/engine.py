@@ -92,8 +92,18 @@ def error_base() -> type[BaseException]:
 
 
 def has_check(env: Any) -> bool:
-    """True when the environment offers the structural checker ``env.check()``."""
-    return callable(getattr(env, "check", None))
+    """True when the environment offers a working structural checker ``env.check()``.
+
+    The mdb package always has the method, but it works only in builds on the mdb
+    core; ``mdb.backend_features["check"]`` says which (a build over the system
+    liblmdb reports False).
+    """
+    if not callable(getattr(env, "check", None)):
+        return False
+    features = getattr(get(), "backend_features", None)
+    if isinstance(features, dict) and "check" in features:
+        return bool(features["check"])
+    return True
 
 
 def has_freelist(env: Any) -> bool:

@@ -47,6 +47,16 @@ class SizeType(click.ParamType):  # type: ignore[type-arg,unused-ignore]
             self.fail(str(exc), param, ctx)
 
 
+def binary_stdout() -> IO[bytes]:
+    """The byte stream under sys.stdout (also under click's CliRunner)."""
+    sys.stdout.flush()
+    return sys.stdout.buffer
+
+
+def binary_stdin() -> IO[bytes]:
+    return sys.stdin.buffer
+
+
 def echo_json(obj: Any) -> None:
     click.echo(json.dumps(obj, indent=2, sort_keys=False))
 

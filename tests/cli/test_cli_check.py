@@ -81,6 +81,7 @@ class FakeEnv:
 def fake(monkeypatch):
     def install(report: Any) -> None:
         monkeypatch.setattr(App, "open_env", lambda self, path, **kw: FakeEnv(report))
+        monkeypatch.setattr(engine, "has_check", lambda env: isinstance(env, FakeEnv))
 
     return install
 

@@ -44,8 +44,9 @@ def check(app: App, env: str, nosubdir: bool, as_json: bool) -> None:
     try:
         if not engine.has_check(environment):
             app.abort(
-                f"check was not run: the {engine.name()} engine has no structural checker "
-                "(it needs the mdb engine's env.check()); install mdb and unset MDB_CLI_ENGINE"
+                f"check was not run: this {engine.name()} engine has no structural checker "
+                "(it needs env.check() from an mdb build on the mdb core, not on the "
+                "system liblmdb)"
             )
         with app.engine_errors(env):
             report = normalize_report(environment.check())

@@ -15,7 +15,7 @@ from typing import Any, Optional
 import click
 
 from mdb_cli.context import App
-from mdb_cli.output import Progress, human_size, stderr_is_tty
+from mdb_cli.output import Progress, binary_stdout, human_size, stderr_is_tty
 
 HELP = """Copy the environment SRC to DST, consistently, while writers go on.
 
@@ -114,7 +114,7 @@ def _run_copy(
 
 
 def _copy_to_stdout(app: App, src: str, compact: bool, nosubdir: bool) -> None:
-    stdout = click.get_binary_stream("stdout")
+    stdout = binary_stdout()
     try:
         fd = stdout.fileno()
     except (AttributeError, OSError, ValueError):

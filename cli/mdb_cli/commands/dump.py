@@ -17,6 +17,7 @@ from mdb_cli import engine
 from mdb_cli.context import App, named_dbs
 from mdb_cli.errors import EXIT_USAGE
 from mdb_cli.formats import dump_header, jsonl_record, write_records
+from mdb_cli.output import binary_stdout
 
 HELP = """Write the contents of databases of ENV as text.
 
@@ -122,7 +123,7 @@ def dump(
 
 def _open_output(output: str) -> IO[str]:
     if output == "-":
-        return io.TextIOWrapper(click.get_binary_stream("stdout"), encoding="utf-8", newline="\n")
+        return io.TextIOWrapper(binary_stdout(), encoding="utf-8", newline="\n")
     return open(output, "w", encoding="utf-8", newline="\n")
 
 

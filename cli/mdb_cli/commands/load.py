@@ -24,7 +24,7 @@ from mdb_cli import engine
 from mdb_cli.context import App
 from mdb_cli.errors import EXIT_USAGE
 from mdb_cli.formats import DumpReader, InputError, read_jsonl, read_text_pairs
-from mdb_cli.output import Progress, SizeType, human_size, stderr_is_tty
+from mdb_cli.output import Progress, SizeType, binary_stdin, human_size, stderr_is_tty
 
 HELP = """Load records into ENV (created if missing) from FILE or standard input.
 
@@ -204,7 +204,7 @@ def load(
 
 def _open_input(app: App, input_file: str) -> tuple[IO[bytes], Optional[int]]:
     if input_file == "-":
-        return click.get_binary_stream("stdin"), None
+        return binary_stdin(), None
     try:
         stream = open(input_file, "rb", buffering=1 << 20)
     except OSError as exc:
