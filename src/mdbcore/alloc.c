@@ -21,6 +21,8 @@ int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out)
             if (!(env->flags & MDB_NOMEMINIT))
                 memset(p, 0, psize);
             page_init(p, pg, flags | P_DIRTY, psize);
+            if (flags & P_OVERFLOW)
+                p->u.overflow_pages = 1;
             *out = p;
             return 0;
         }
