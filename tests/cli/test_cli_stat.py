@@ -91,7 +91,10 @@ def test_freelist_of_damaged_file_is_one_line(run, tmp_path: Path) -> None:
     data.write_bytes(bytes(raw))
     res = run("stat", "-f", str(env))
     assert res.exit_code == 1
-    assert "cannot read the free list" in res.stderr and res.stderr.count("\n") == 1
+    # py-lmdb opens the file and our reader finds the bad root; an engine that
+    # validates more on open may report the damage first. Either way: one line.
+    assert res.stderr.count("\n") == 1
+    assert "cannot read the free list" in res.stderr or "damaged" in res.stderr
 
 
 def test_usage_and_missing(run, full_env: Path, tmp_path: Path) -> None:
