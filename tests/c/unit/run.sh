@@ -11,6 +11,8 @@
 # them against a built archive instead (no stub).  --asan adds ASan+UBSan.  The lock-file
 # tests need Debian's liblmdb (-llmdb) for lmdb_helper; test_mdbcheck.py needs python3
 # with the `lmdb` module and the mdb_dump/mdb_load/mdb_copy/mdb_stat tools.
+# test_check_engine.c needs the engine: built from all of src/mdbcore (skipped if that does
+# not compile) or linked with --lib.
 # Run from the repository root.  Exit status: non-zero if any test failed.
 set -u
 cd "$(dirname "$0")/../../.." || exit 2
@@ -56,6 +58,21 @@ build test_lockfile tests/c/unit/test_lockfile.c $LSRC
 build test_check tests/c/unit/test_check.c $CSRC
 build mdbcheck tests/c/unit/tools/mdbcheck.c $CSRC
 
+# The checker on our engine's files: needs the whole engine.  From the sources it is
+# skipped (not failed) if the engine does not compile yet.
+if [ -n "$LIB" ]; then
+    build test_check_engine tests/c/unit/test_check_engine.c && ENGINE_OK=1 || ENGINE_OK=0
+else
+    echo "cc test_check_engine (whole engine)"
+    # shellcheck disable=SC2086
+    if $CC $CFLAGS -o "$OUT/test_check_engine" tests/c/unit/test_check_engine.c $S/*.c 2>"$OUT/engine-build.log"; then
+        ENGINE_OK=1
+    else
+        ENGINE_OK=0
+        echo "SKIPPED test_check_engine: the engine does not compile (see $OUT/engine-build.log)"
+    fi
+fi
+
 run() {
     echo "== $*"
     "$@" || { echo "FAILED: $*"; fail=1; }
@@ -63,6 +80,7 @@ run() {
 run "$OUT/test_fault"
 run timeout 120 "$OUT/test_lockfile" "$OUT/lmdb_helper"
 run timeout 120 "$OUT/test_check" "$OUT/lmdb_helper"
+[ "$ENGINE_OK" = 1 ] && run timeout 300 "$OUT/test_check_engine"
 run timeout 600 python3 tests/c/unit/test_mdbcheck.py -n "$FUZZ" "$OUT/mdbcheck"
 [ $fail -eq 0 ] && echo "unit tests: all passed" || echo "unit tests: FAILURES"
 exit $fail
