@@ -11,6 +11,7 @@ Layer: above :mod:`mdb_cli.engine` and :mod:`mdb_cli.errors`; below the commands
 from __future__ import annotations
 
 import os
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator, NoReturn, Optional
@@ -64,6 +65,29 @@ class App:
             yield
         except base as exc:
             self.abort(describe(exc, where))
+
+    def begin_write(self, env: Any, path: str) -> Any:
+        """Begin a write transaction; say so on stderr if another writer makes us wait.
+
+        LMDB has one writer at a time and ``begin(write=True)`` blocks until the
+        current writer ends. Without a word the command would look hung.
+        """
+        done = threading.Event()
+
+        def notice() -> None:
+            if not done.is_set():
+                self.info(
+                    f"mdb-cli: waiting for another process's write transaction on {path} to end..."
+                )
+
+        timer = threading.Timer(2.0, notice)
+        timer.daemon = True
+        timer.start()
+        try:
+            return env.begin(write=True)
+        finally:
+            done.set()
+            timer.cancel()
 
     # --- environments ----------------------------------------------------------------
 

@@ -31,7 +31,7 @@ def drop(app: App, env: str, name: str, delete: bool, yes: bool, nosubdir: bool)
     environment = app.open_env(env, nosubdir=nosubdir, readonly=False)
     try:
         with app.engine_errors(env):
-            txn = environment.begin(write=True)
+            txn = app.begin_write(environment, env)
             try:
                 db = app.open_db(environment, txn, name, env)
                 entries = txn.stat(db)["entries"]

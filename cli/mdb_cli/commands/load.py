@@ -273,13 +273,13 @@ class Loader:
         if name is None and kwargs:
             kwargs_text = ", ".join(sorted(kwargs))
             try:
-                with env.begin(write=True) as txn:
+                with app.begin_write(env, self.path) as txn:
                     db = env.open_db(None, txn=txn, create=True, **kwargs)
                     return db, engine.db_flags(db, txn)
             except (eng.Error, TypeError, ValueError) as exc:
                 app.abort(f"cannot give the main database the flags {kwargs_text}: {exc}")
         try:
-            with env.begin(write=True) as txn:
+            with app.begin_write(env, self.path) as txn:
                 db = env.open_db(
                     None if name is None else name.encode(), txn=txn, create=True, **kwargs
                 )
@@ -418,7 +418,7 @@ class Loader:
         overwrite = not (self.no_overwrite and not dupsort)
         dupdata = not (self.no_overwrite and dupsort)
         while True:
-            txn = env.begin(write=True)
+            txn = app.begin_write(env, self.path)
             try:
                 with txn.cursor(db=db) as cur:
                     _consumed, added = cur.putmulti(
