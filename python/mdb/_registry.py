@@ -3,7 +3,7 @@
 Opening the same environment twice in one process is refused: two engine
 handles on one lock file would let the second close drop the first one's
 POSIX locks.  Environments are identified by ``(st_dev, st_ino)`` of their
-data file.  Entries remember the pid that registered them, so a forked child
+data file and of their lock file (either one matching means "the same").  Entries remember the pid that registered them, so a forked child
 (which holds no locks) may open the environment anew.
 """
 
@@ -23,15 +23,23 @@ def data_path(path: str, subdir: bool) -> str:
     return os.path.join(path, "data.mdb") if subdir else path
 
 
+def lock_path(path: str, subdir: bool) -> str:
+    """The lock file of an environment at ``path``."""
+    return os.path.join(path, "lock.mdb") if subdir else path + "-lock"
+
+
 def check(path: str, subdir: bool) -> None:
     """Raise :class:`mdb.Error` if the environment at path is open in this process."""
-    try:
-        st = os.stat(data_path(path, subdir))
-    except OSError:
-        return
-    key = (st.st_dev, st.st_ino)
+    keys = []
+    for p in (data_path(path, subdir), lock_path(path, subdir)):
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        keys.append((st.st_dev, st.st_ino))
+    pid = os.getpid()
     with _lock:
-        if _open.get(key) == os.getpid():
+        if any(_open.get(k) == pid for k in keys):
             raise Error(
                 f"The environment {path!r} is already open in this process "
                 "(or still referenced by exported buffers of a closed Environment); "
@@ -39,19 +47,28 @@ def check(path: str, subdir: bool) -> None:
             )
 
 
-def register(fd: int) -> tuple[int, int]:
-    """Record the open environment whose data file is ``fd``; returns its key."""
+def register(fd: int, path: str, subdir: bool) -> tuple[tuple[int, int], ...]:
+    """Record the open environment whose data file is ``fd``; returns its keys."""
     st = os.fstat(fd)
-    key = (st.st_dev, st.st_ino)
+    keys = [(st.st_dev, st.st_ino)]
+    try:
+        lst = os.stat(lock_path(path, subdir))
+        keys.append((lst.st_dev, lst.st_ino))
+    except OSError:  # lock=False: no lock file
+        pass
+    pid = os.getpid()
     with _lock:
-        _open[key] = os.getpid()
-    return key
+        for k in keys:
+            _open[k] = pid
+    return tuple(keys)
 
 
-def release(key: tuple[int, int] | None) -> None:
+def release(keys: tuple[tuple[int, int], ...] | None) -> None:
     """Forget an environment after its engine handle was really closed."""
-    if key is None:
+    if not keys:
         return
+    pid = os.getpid()
     with _lock:
-        if _open.get(key) == os.getpid():
-            del _open[key]
+        for k in keys:
+            if _open.get(k) == pid:
+                del _open[k]

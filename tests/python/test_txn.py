@@ -127,13 +127,28 @@ def test_drop(env):
         cur = t.cursor()
         t.drop(db, delete=False)
         assert t.get(b"a") is None
-        with pytest.raises(mdb.Error):
-            cur.first()
+        assert cur.first() is False  # emptied: cursors survive, unpositioned
     with env.begin(write=True) as t:
         t.drop(db)
     assert b"sub" not in env.dbs()
-    with pytest.raises(mdb.Error):
-        env.begin(db=db)
+    with pytest.raises(mdb.InvalidParameterError):
+        env.begin().get(b"a", db=db)
+
+
+def test_db_of_aborted_txn_forgotten(env):
+    t = env.begin(write=True)
+    env.open_db(b"gone", txn=t)
+    t.abort()
+    with pytest.raises(mdb.NotFoundError):
+        env.open_db(b"gone", create=False)
+
+
+def test_parent_commit_discards_unfinished_child(env):
+    parent = env.begin(write=True)
+    child = env.begin(write=True, parent=parent)
+    child.put(b"k", b"v")
+    parent.commit()
+    assert env.begin().get(b"k") is None
 
 
 def test_putmulti_txn(env):

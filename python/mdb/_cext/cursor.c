@@ -326,20 +326,25 @@ static PyObject *cur_getmulti(CursorObject *self, FASTARGS)
         args_bool(a[4], &values) < 0)
         return NULL;
     if (a[2] != Py_None) {
-        fixed = PyLong_AsSsize_t(a[2]);
-        if (fixed == -1 && PyErr_Occurred())
+        size_t fx = PyLong_AsSize_t(a[2]);
+        if (fx == (size_t)-1 && PyErr_Occurred())
             return NULL;
-        if (fixed <= 0) {
-            PyErr_SetString(PyExc_ValueError, "dupfixed_bytes must be a positive integer");
+        if (fx == 0 || fx > PY_SSIZE_T_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "dupfixed_bytes must be a positive integer");
+            return NULL;
+        }
+        fixed = (Py_ssize_t)fx;
+        if (!dupdata) {
+            PyErr_SetString(PyExc_TypeError, "dupfixed_bytes requires dupdata=True");
             return NULL;
         }
     }
     if (keyfixed && !fixed) {
-        PyErr_SetString(PyExc_ValueError, "keyfixed=True requires dupfixed_bytes");
+        PyErr_SetString(PyExc_TypeError, "keyfixed=True requires dupfixed_bytes");
         return NULL;
     }
     if (!values && dupdata) {
-        PyErr_SetString(PyExc_ValueError, "values=False cannot be combined with dupdata=True");
+        PyErr_SetString(PyExc_TypeError, "values=False cannot be combined with dupdata=True");
         return NULL;
     }
     if (cursor_check(self) < 0)

@@ -27,12 +27,16 @@ DbObject *db_new(EnvObject *env, MDB_dbi dbi, unsigned int flags)
     db->flags = flags;
     db->valid = 1;
     db->owner = env;
+    db->creator = NULL;
     return db;
 }
 
-static PyObject *db_flags(DbObject *self, PyObject *args)
+static PyObject *db_flags(DbObject *self, PyObject *args, PyObject *kwds)
 {
-    (void)args;
+    PyObject *txn = NULL;
+    static char *kwlist[] = {"txn", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O:flags", kwlist, &txn))
+        return NULL;
     return db_flags_dict(self->flags);
 }
 
@@ -42,8 +46,8 @@ static void db_dealloc(DbObject *self)
 }
 
 static PyMethodDef db_methods[] = {
-    {"flags", (PyCFunction)db_flags, METH_VARARGS | METH_KEYWORDS,
-     "flags(*args) -> dict\n\nThe database's flags: reverse_key, dupsort, integerkey, "
+    {"flags", (PyCFunction)(void (*)(void))db_flags, METH_VARARGS | METH_KEYWORDS,
+     "flags(txn=None) -> dict\n\nThe database's flags: reverse_key, dupsort, integerkey, "
      "integerdup, dupfixed."},
     {NULL, NULL, 0, NULL}};
 

@@ -117,7 +117,7 @@ static int env_init(EnvObject *self, PyObject *args, PyObject *kwds)
         goto fail;
     Py_DECREF(r);
 
-    if (create && subdir) {
+    if (create && subdir && !readonly) {
         if (mkdir(path, (mode_t)mode) && errno != EEXIST) {
             PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path_str);
             goto fail;
@@ -191,7 +191,8 @@ static int env_init(EnvObject *self, PyObject *args, PyObject *kwds)
 
     mdb_filehandle_t fd;
     if (mdb_env_get_fd(env, &fd) == 0 && fd >= 0) {
-        keeper->reg_key = PyObject_CallMethod(mdb_registry, "register", "i", (int)fd);
+        keeper->reg_key = PyObject_CallMethod(mdb_registry, "register", "iOi", (int)fd,
+                                              path_str, subdir);
         if (!keeper->reg_key)
             goto fail_open;
     }
@@ -328,7 +329,7 @@ static PyObject *env_open_db(EnvObject *self, FASTARGS)
                                         "integerkey", "integerdup", "dupfixed", NULL};
     PyObject *a[8] = {Py_None, Py_None, Py_False, Py_False, Py_True,
                       Py_False, Py_False, Py_False};
-    int rk, ds, cr, ik, idup, df, rc;
+    int rk, ds, cr, ik, idup, df, rc, ro_create = 0;
     if (args_parse("open_db", args, nargs, kwnames, names, a) < 0)
         return NULL;
     if (args_bool(a[2], &rk) < 0 || args_bool(a[3], &ds) < 0 || args_bool(a[4], &cr) < 0 ||
@@ -369,6 +370,8 @@ static PyObject *env_open_db(EnvObject *self, FASTARGS)
         return NULL;
     if (cr && !self->readonly)
         flags |= MDB_CREATE;
+    else if (cr && self->readonly)
+        ro_create = 1;
 
     TxnObject *utxn = NULL;
     if (a[1] != Py_None) {
@@ -403,6 +406,8 @@ static PyObject *env_open_db(EnvObject *self, FASTARGS)
     if (rc) {
         if (own)
             mdb_txn_abort(txn);
+        if (rc == MDB_NOTFOUND && ro_create)
+            rc = EACCES; /* it would have to be created: read-only */
         return err_set("mdb_dbi_open", rc);
     }
     if (own) {
@@ -413,6 +418,10 @@ static PyObject *env_open_db(EnvObject *self, FASTARGS)
     DbObject *db = db_new(self, dbi, dflags);
     if (!db)
         return NULL;
+    if (utxn && utxn->write) {
+        db->creator = utxn;
+        utxn->created_dbs++;
+    }
     if (PyDict_SetItem(self->dbs, a[0], (PyObject *)db) < 0) {
         Py_DECREF(db);
         return NULL;
@@ -746,6 +755,14 @@ static PyObject *env_check_method(EnvObject *self, PyObject *unused)
 #endif
 }
 
+static PyObject *env_lib_version(EnvObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (env_check(self) < 0)
+        return NULL;
+    return Py_BuildValue("(iii)", MDB_VERSION_MAJOR, MDB_VERSION_MINOR, MDB_VERSION_PATCH);
+}
+
 static PyObject *env_enter(EnvObject *self, PyObject *unused)
 {
     (void)unused;
@@ -808,6 +825,8 @@ static PyMethodDef env_methods[] = {
      "reader_check() -> int\n\nClear stale reader slots; returns how many were cleared."},
     {"check", (PyCFunction)env_check_method, METH_NOARGS,
      "check() -> dict\n\nRun the mdb core's structural checker (mdb core builds only)."},
+    {"lib_version", (PyCFunction)env_lib_version, METH_NOARGS,
+     "lib_version() -> tuple\n\n(major, minor, patch) of the engine this environment uses."},
     {"__enter__", (PyCFunction)env_enter, METH_NOARGS, "Return self."},
     {"__exit__", (PyCFunction)env_exit, METH_VARARGS, "Close the environment."},
     {NULL, NULL, 0, NULL}};

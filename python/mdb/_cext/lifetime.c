@@ -113,19 +113,59 @@ void txn_close_cursors(TxnObject *txn)
     }
 }
 
-void env_invalidate_db(EnvObject *env, MDB_dbi dbi)
+void env_invalidate_db(EnvObject *env, MDB_dbi dbi, int close)
 {
     for (TxnObject *t = env->txns; t; t = t->next) {
         CursorObject *c = t->cursors;
         while (c) {
             CursorObject *n = c->next;
             if (c->db && c->db->dbi == dbi) {
-                cursor_invalidate(c);
-                cursor_unlink(c);
+                if (close) {
+                    cursor_invalidate(c);
+                    cursor_unlink(c);
+                } else {
+                    c->positioned = 0;
+                }
             }
             c = n;
         }
     }
+}
+
+/* Databases opened inside txn: on commit they pass to the parent (or become
+ * permanent); on abort the engine forgets them, so the cache must too. */
+static void txn_settle_dbs(TxnObject *txn, int committed)
+{
+    EnvObject *env = txn->env;
+    if (!txn->created_dbs || !env->dbs)
+        return;
+    txn->created_dbs = 0;
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    PyObject *gone = PyList_New(0);
+    if (!gone) {
+        PyErr_Clear();
+        return;
+    }
+    while (PyDict_Next(env->dbs, &pos, &k, &v)) {
+        DbObject *db = (DbObject *)v;
+        if (db->creator != txn)
+            continue;
+        if (committed) {
+            db->creator = txn->parent;
+            if (txn->parent)
+                txn->parent->created_dbs++;
+        } else {
+            db->creator = NULL;
+            db->valid = 0;
+            if (PyList_Append(gone, k) < 0)
+                PyErr_Clear();
+        }
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(gone); i++)
+        if (PyDict_DelItem(env->dbs, PyList_GET_ITEM(gone, i)) < 0)
+            PyErr_Clear();
+    Py_DECREF(gone);
 }
 
 int txn_end(TxnObject *txn, int commit)
@@ -134,7 +174,8 @@ int txn_end(TxnObject *txn, int commit)
     int rc = 0;
     if (!txn->valid)
         return 0;
-    /* children first */
+    /* children first: a parent's end discards its unfinished children (their
+     * writes are not committed with the parent) */
     for (;;) {
         TxnObject *child = NULL;
         for (TxnObject *t = env->txns; t; t = t->next)
@@ -144,9 +185,7 @@ int txn_end(TxnObject *txn, int commit)
             }
         if (!child)
             break;
-        int crc = txn_end(child, commit);
-        if (crc && !rc)
-            rc = crc;
+        txn_end(child, 0);
     }
     txn_close_cursors(txn);
     txn->valid = 0;
@@ -155,11 +194,8 @@ int txn_end(TxnObject *txn, int commit)
     txn_unlink(txn);
     if (txn->write && !txn->parent)
         env->write_txns--;
-    if (!t || env->pid != mdb_cur_pid)
-        return rc;
-    if (rc && commit) {
-        /* a child failed to commit: the parent cannot be committed either */
-        mdb_txn_abort(t);
+    if (!t || env->pid != mdb_cur_pid) {
+        txn_settle_dbs(txn, 0);
         return rc;
     }
     if (commit && txn->write) {
@@ -170,8 +206,10 @@ int txn_end(TxnObject *txn, int commit)
         MDB_UNLOCKED(env, crc = mdb_txn_commit(t));
         for (TxnObject *p = txn->parent; p; p = p->parent)
             p->busy--;
+        txn_settle_dbs(txn, crc == 0);
         return crc;
     }
+    txn_settle_dbs(txn, 0);
     if (!txn->write && !env->spare && env->max_spare_txns > 0 && env->valid) {
         mdb_txn_reset(t);
         env->spare = t;

@@ -56,6 +56,7 @@ typedef struct DbObject {
     unsigned int flags;
     int valid;
     void *owner;           /* the EnvObject it belongs to (borrowed, identity only) */
+    void *creator;         /* TxnObject that opened it and has not committed yet, or NULL */
 } DbObject;
 
 struct TxnObject;
@@ -92,7 +93,7 @@ typedef struct TxnObject {
     int write;
     int buffers;
     int busy;              /* an op runs on it with the GIL released */
-    int dirty;             /* used by nothing yet */
+    int created_dbs;       /* databases opened in this txn, not yet committed */
     struct TxnObject *next, *prev;   /* env->txns list */
     struct CursorObject *cursors;    /* cursors of this txn */
 } TxnObject;
@@ -189,7 +190,7 @@ void txn_close_cursors(TxnObject *txn);
  * Returns the engine rc of the commit (0 for abort). */
 int txn_end(TxnObject *txn, int commit);
 /* Invalidate cursors of every txn of env that use dbi. */
-void env_invalidate_db(EnvObject *env, MDB_dbi dbi);
+void env_invalidate_db(EnvObject *env, MDB_dbi dbi, int close);
 /* Abort every transaction of env (used by close and set_mapsize). */
 void env_end_all_txns(EnvObject *env);
 

@@ -27,7 +27,7 @@ PyObject *txn_new(EnvObject *env, DbObject *db, TxnObject *parent, int write, in
         if (txn_check(parent) < 0)
             return NULL;
         if (parent->env != env)
-            return err_msg("parent transaction belongs to another Environment");
+            return err_set("mdb_txn_begin", EINVAL);
         if (!parent->write || !write)
             return err_set("mdb_txn_begin", EINVAL);
     }
@@ -52,7 +52,7 @@ PyObject *txn_new(EnvObject *env, DbObject *db, TxnObject *parent, int write, in
     self->write = write;
     self->buffers = buffers;
     self->busy = 0;
-    self->dirty = 0;
+    self->created_dbs = 0;
     self->next = self->prev = NULL;
     self->cursors = NULL;
     PyObject_GC_Track(self);
@@ -153,8 +153,10 @@ DbObject *txn_resolve_db(TxnObject *txn, PyObject *db)
         return NULL;
     }
     DbObject *d = (DbObject *)db;
-    if (!d->valid || d->owner != txn->env) {
-        err_invalid();
+    if (d->owner != txn->env || !d->valid) {
+        /* a dropped handle or one of another environment: what the engine
+         * answers for an unknown dbi */
+        err_set("mdb_dbi", EINVAL);
         return NULL;
     }
     return d;
@@ -451,7 +453,7 @@ static PyObject *txn_drop(TxnObject *self, FASTARGS)
         return NULL;
     if (del && db == self->env->main_db)
         del = 0; /* the main database can only be emptied */
-    env_invalidate_db(self->env, db->dbi);
+    env_invalidate_db(self->env, db->dbi, del);
     MDB_txn *t = self->txn;
     MDB_dbi dbi = db->dbi;
     self->busy++;

@@ -123,15 +123,16 @@ def _release_export(keeper: _MapKeeper) -> Any:
 class _Database:
     """Handle of a database inside an Environment (from Environment.open_db())."""
 
-    __slots__ = ("_dbi", "_flags", "_valid", "_owner")
+    __slots__ = ("_dbi", "_flags", "_valid", "_owner", "_creator")
 
     def __init__(self, owner: Environment, dbi: int, flags: int) -> None:
         self._dbi = dbi
         self._flags = flags
         self._valid = True
         self._owner = owner
+        self._creator: Any = None
 
-    def flags(self, *args: Any, **kwargs: Any) -> dict[str, bool]:
+    def flags(self, txn: Any = None) -> dict[str, bool]:
         """The database's flags: reverse_key, dupsort, integerkey, integerdup, dupfixed."""
         f = self._flags
         return {
@@ -207,7 +208,7 @@ class Environment:
         path_s = os.fsdecode(path)
         path_b = os.fsencode(path)
         _registry.check(path_s, bool(subdir))
-        if create and subdir:
+        if create and subdir and not readonly:
             try:
                 os.mkdir(path_b, mode)
             except FileExistsError:
@@ -257,7 +258,7 @@ class Environment:
         self._valid = True
         fdp = ffi.new("mdb_filehandle_t *")
         if lib.mdb_env_get_fd(env, fdp) == 0 and fdp[0] >= 0:
-            keeper.reg_key = _registry.register(fdp[0])
+            keeper.reg_key = _registry.register(fdp[0], path_s, bool(subdir))
             self._map = _map_range(fdp[0])
         else:
             self._map = (0, 0)
@@ -389,8 +390,11 @@ class Environment:
             raise TypeError(f"open_db() key must be bytes, not {type(key).__name__}")
         if key in self._dbs:
             return self._dbs[key]
+        ro_create = False
         if create and not self._readonly:
             flags |= lib.MDB_CREATE
+        elif create:
+            ro_create = True
         own = None
         if txn is not None:
             if not isinstance(txn, Transaction):
@@ -417,12 +421,17 @@ class Environment:
         if rc:
             if own is not None:
                 lib.mdb_txn_abort(own)
+            if rc == lib.MDB_NOTFOUND and ro_create:
+                rc = _EACCES
             _raise("mdb_dbi_open", rc)
         if own is not None:
             rc = lib.mdb_txn_commit(own)
             if rc:
                 _raise("mdb_txn_commit", rc)
         db = _Database(self, dbip[0], flp[0])
+        if txn is not None and txn._write:
+            db._creator = txn
+            txn._created_dbs += 1
         self._dbs[key] = db
         return db
 
@@ -594,6 +603,11 @@ class Environment:
         if lib.mdb_env_get_fd(self._env, fdp) == 0:
             self._map = _map_range(fdp[0])
 
+    def lib_version(self) -> tuple[int, int, int]:
+        """(major, minor, patch) of the engine this environment uses."""
+        self._check()
+        return (lib.MDB_VERSION_MAJOR, lib.MDB_VERSION_MINOR, lib.MDB_VERSION_PATCH)
+
     def check(self) -> dict[str, Any]:
         """Run the mdb core's structural checker (mdb core builds only)."""
         self._check()
@@ -622,6 +636,7 @@ class Transaction:
     ) -> None:
         self._valid = False
         self._busy = 0
+        self._created_dbs = 0
         self._txn: Any = None
         self._cursors: list[Cursor] = []
         self._parent = parent
@@ -638,7 +653,7 @@ class Transaction:
                 raise TypeError("parent must be a Transaction")
             parent._check()
             if parent.env is not env:
-                raise Error("parent transaction belongs to another Environment")
+                _raise("mdb_txn_begin", _EINVAL)
             if not parent._write or not write:
                 _raise("mdb_txn_begin", _EINVAL)
         if write and env._readonly:
@@ -691,8 +706,7 @@ class Transaction:
         env = self.env
         rc = 0
         for child in [t for t in env._txns if t._parent is self]:
-            crc = child._end(commit)
-            rc = rc or crc
+            child._end(False)  # unfinished children are discarded, never committed
         for c in list(self._cursors):
             c._invalidate()
         self._valid = False
@@ -701,9 +715,7 @@ class Transaction:
         if self._write and self._parent is None:
             env._write_txns -= 1
         if txn is None or env._pid != _pid:
-            return rc
-        if rc and commit:
-            lib.mdb_txn_abort(txn)
+            self._settle_dbs(False)
             return rc
         if commit and self._write:
             p = self._parent
@@ -711,18 +723,38 @@ class Transaction:
                 p._busy += 1
                 p = p._parent
             try:
-                return int(lib.mdb_txn_commit(txn))
+                crc = int(lib.mdb_txn_commit(txn))
             finally:
                 p = self._parent
                 while p is not None:
                     p._busy -= 1
                     p = p._parent
+            self._settle_dbs(crc == 0)
+            return crc
+        self._settle_dbs(False)
         if not self._write and env._spare is None and env._max_spare_txns > 0 and env._valid:
             lib.mdb_txn_reset(txn)
             env._spare = txn
             return 0
         lib.mdb_txn_abort(txn)
         return 0
+
+    def _settle_dbs(self, committed: bool) -> None:
+        if not self._created_dbs:
+            return
+        self._created_dbs = 0
+        env = self.env
+        for name, db in list(env._dbs.items()):
+            if db._creator is not self:
+                continue
+            if committed:
+                db._creator = self._parent
+                if self._parent is not None:
+                    self._parent._created_dbs += 1
+            else:
+                db._creator = None
+                db._valid = False
+                del env._dbs[name]
 
     def __del__(self) -> None:
         try:
@@ -737,7 +769,7 @@ class Transaction:
         if not isinstance(db, _Database):
             raise TypeError(f"db must be a _Database, not {type(db).__name__}")
         if not db._valid or db._owner is not self.env:
-            raise _closed()
+            _raise("mdb_dbi", _EINVAL)
         return db
 
     def _keycheck(self, what: str, klen: int, db: _Database, vlen: int) -> None:
@@ -835,7 +867,10 @@ class Transaction:
         for t in env._txns:
             for c in list(t._cursors):
                 if c._db is d:
-                    c._invalidate()
+                    if delete:
+                        c._invalidate()
+                    else:
+                        c._positioned = False
         rc = lib.mdb_drop(self._txn, d._dbi, 1 if delete else 0)
         if rc:
             _raise("mdb_drop", rc)
@@ -1099,12 +1134,15 @@ class Cursor:
         keyfixed: bool = False, values: bool = True,
     ) -> Any:
         """Look up many keys; returns the records found."""
-        if dupfixed_bytes is not None and dupfixed_bytes <= 0:
-            raise ValueError("dupfixed_bytes must be a positive integer")
+        if dupfixed_bytes is not None:
+            if dupfixed_bytes <= 0:
+                raise OverflowError("dupfixed_bytes must be a positive integer")
+            if not dupdata:
+                raise TypeError("dupfixed_bytes requires dupdata=True")
         if keyfixed and not dupfixed_bytes:
-            raise ValueError("keyfixed=True requires dupfixed_bytes")
+            raise TypeError("keyfixed=True requires dupfixed_bytes")
         if not values and dupdata:
-            raise ValueError("values=False cannot be combined with dupdata=True")
+            raise TypeError("values=False cannot be combined with dupdata=True")
         self._check()
         if dupfixed_bytes and not self._db._flags & lib.MDB_DUPFIXED:
             _raise("mdb_cursor_get", lib.MDB_INCOMPATIBLE)
