@@ -126,6 +126,8 @@ class App:
         if not create:
             self.check_env_path(path, nosubdir)
         elif not nosubdir:
+            if os.path.exists(path) and not os.path.isdir(path):
+                self.abort(f"{path} is a file, not a directory; use -n for a NOSUBDIR environment")
             try:
                 os.makedirs(path, exist_ok=True)
             except OSError as exc:

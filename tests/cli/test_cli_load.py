@@ -425,3 +425,50 @@ def test_header_maxreaders_and_mapsize_carry_over(cli_proc, tmp_path: Path) -> N
     assert b"mapsize=3145728\nmaxreaders=200\n" in first
     assert cli_proc("load", str(tmp_path / "dst"), input=first).returncode == 0
     assert cli_proc("dump", str(tmp_path / "dst")).stdout == first
+
+
+def test_load_into_a_file_without_n(run, tmp_path: Path) -> None:
+    f = tmp_path / "file"
+    f.write_bytes(b"")
+    res = run("load", "--format", "jsonl", str(f), input=b'{"key":"a","value":"b"}\n')
+    assert res.exit_code == 1
+    assert "use -n" in res.stderr
+
+
+def test_nosubdir_load(run, tmp_path: Path) -> None:
+    f = tmp_path / "data.mdb"
+    res = run("load", "-n", "--format", "jsonl", str(f), input=b'{"key":"a","value":"b"}\n')
+    assert res.exit_code == 0, res.stderr
+    assert read_db(f, subdir=False) == [(b"a", b"b")]
+
+
+def test_interrupt_reports_what_was_committed(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mdb_cli",
+            "load",
+            "--format",
+            "jsonl",
+            "--batch-size",
+            "1000",
+            str(tmp_path / "e"),
+        ],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=proc_env(),
+    )
+    assert p.stdin is not None
+    # 5 full batches and half of a sixth, then the input stalls and we press Ctrl-C.
+    p.stdin.write(b"".join(b'{"key":"k%07d","value":"v"}\n' % i for i in range(5500)))
+    p.stdin.flush()
+    time.sleep(1.5)
+    p.send_signal(signal.SIGINT)
+    _out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert b"interrupted: 5,000 records committed in earlier batches" in err
+    assert len(read_db(tmp_path / "e")) == 5000

@@ -187,6 +187,15 @@ def load(
             pairs = read_text_pairs(stream, source) if text else read_jsonl(stream, source)
             loader.load(name, flags, pairs)
         loader.finish()
+    except KeyboardInterrupt:
+        committed = loader.committed if loader else 0
+        if loader:
+            loader.progress.finish()
+        app.abort(
+            f"interrupted: {committed:,} records committed in earlier batches, nothing of "
+            "the batch in progress; load again with -N to skip what is there",
+            130,
+        )
     except InputError as exc:
         committed = loader.committed if loader else 0
         if loader:
