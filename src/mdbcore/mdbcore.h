@@ -58,6 +58,20 @@ int mdbcore_fault_install(void);
 int mdbcore_fault_fail_nth(int kind, unsigned long n, int err);
 /* Same, but the n-th call and every later one fail ("the disk died"). */
 int mdbcore_fault_fail_from(int kind, unsigned long n, int err);
+/* Kill the process with SIGKILL at the n-th call of `kind`: before making the call
+ * (after = 0) or right after it returned and was logged (after = 1).  For crash tests that
+ * run the engine in a child process. */
+int mdbcore_fault_kill_nth(int kind, unsigned long n, int after);
+/* Arm rules from text, the syntax of the MDBCORE_FAULT environment variable, which a
+ * library constructor reads at load time:  KIND:N:ACTION[,KIND:N:ACTION...]
+ *   KIND   open close pread pwrite pwritev fsync fdatasync ftruncate fsize mmap munmap
+ *          msync madvise | write (pwrite+pwritev) | sync (fsync+fdatasync+msync) | any
+ *   N      the n-th call from arming (1 = next); "N+" = that call and every later one
+ *   ACTION an errno name (EIO ENOSPC EDQUOT ENOMEM EACCES EPERM EROFS EFBIG EAGAIN EBADF
+ *          EINVAL ENOENT) or number, or "kill" / "kill-after" (SIGKILL before/after the call)
+ * e.g. MDBCORE_FAULT="fdatasync:2:EIO"  or  MDBCORE_FAULT="write:3:kill-after".
+ * Returns 0 or EINVAL (rules before the malformed item stay armed). */
+int mdbcore_fault_arm_spec(const char *spec);
 /* Calls of `kind` seen by the seam since it was installed or last reset. */
 unsigned long mdbcore_fault_calls(int kind);
 /* Number of calls failed on purpose so far. */

@@ -16,13 +16,19 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mdbcore.h"
 #include "os.h"
 
 #define FAULT_MAX_RULES 16
+/* Rule actions other than "fail with errno" (stored in fault_rule.err). */
+#define FAULT_KILL_BEFORE (-1) /* SIGKILL the process instead of making the call */
+#define FAULT_KILL_AFTER (-2)  /* make the call (and log it), then SIGKILL the process */
 
 typedef struct fault_rule {
     int kind;
@@ -40,6 +46,7 @@ typedef struct fault_map {
 } fault_map;
 
 static pthread_mutex_t fault_mu = PTHREAD_MUTEX_INITIALIZER;
+static __thread int fault_kill_pending; /* a KILL_AFTER rule fired for the current call */
 static const os_ops *fault_inner; /* non-NULL while installed */
 static fault_rule fault_rules[FAULT_MAX_RULES];
 static unsigned long fault_counts[MDBCORE_FAULT_NKINDS];
@@ -74,7 +81,13 @@ static int fault_enter(int kind)
             continue;
         r->seen++;
         if (r->seen == r->n || (r->sticky && r->seen > r->n)) {
-            if (!err)
+            if (r->err == FAULT_KILL_BEFORE) {
+                pthread_mutex_unlock(&fault_mu);
+                raise(SIGKILL);
+            }
+            if (r->err == FAULT_KILL_AFTER)
+                fault_kill_pending = 1;
+            else if (!err)
                 err = r->err;
             if (!r->sticky)
                 r->active = 0;
@@ -84,6 +97,14 @@ static int fault_enter(int kind)
         fault_injected_n++;
     pthread_mutex_unlock(&fault_mu);
     return err;
+}
+
+/* Every wrapper returns through here, after the call and its log entry. */
+static int fault_leave(int rc)
+{
+    if (fault_kill_pending)
+        raise(SIGKILL);
+    return rc;
 }
 
 /* Append an entry (caller holds no lock).  `data` is copied. */
@@ -138,13 +159,13 @@ static void entry_for_fd(mdbcore_fault_entry *e, int kind, int fd)
 static int fo_open(const char *path, int flags, mode_t mode, int *fd_out)
 {
     int err = fault_enter(MDBCORE_FAULT_OPEN);
-    return err ? err : fault_inner->open(path, flags, mode, fd_out);
+    return fault_leave(err ? err : fault_inner->open(path, flags, mode, fd_out));
 }
 
 static int fo_close(int fd)
 {
     int err = fault_enter(MDBCORE_FAULT_CLOSE);
-    return err ? err : fault_inner->close(fd);
+    return fault_leave(err ? err : fault_inner->close(fd));
 }
 
 static int fo_pread(int fd, void *buf, size_t len, off_t off, size_t *got)
@@ -153,9 +174,9 @@ static int fo_pread(int fd, void *buf, size_t len, off_t off, size_t *got)
     if (err) {
         if (got)
             *got = 0;
-        return err;
+        return fault_leave(err);
     }
-    return fault_inner->pread(fd, buf, len, off, got);
+    return fault_leave(fault_inner->pread(fd, buf, len, off, got));
 }
 
 static int fo_pwrite(int fd, const void *buf, size_t len, off_t off)
@@ -170,7 +191,7 @@ static int fo_pwrite(int fd, const void *buf, size_t len, off_t off)
         e.result = rc;
         fault_log_add(&e, rc ? NULL : buf);
     }
-    return rc;
+    return fault_leave(rc);
 }
 
 static int fo_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off)
@@ -200,7 +221,7 @@ static int fo_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off)
         fault_log_add(&e, flat);
         free(flat);
     }
-    return rc;
+    return fault_leave(rc);
 }
 
 static int fo_sync(int kind, int fd)
@@ -215,7 +236,7 @@ static int fo_sync(int kind, int fd)
         e.result = rc;
         fault_log_add(&e, NULL);
     }
-    return rc;
+    return fault_leave(rc);
 }
 
 static int fo_fsync(int fd)
@@ -239,13 +260,13 @@ static int fo_ftruncate(int fd, off_t len)
         e.result = rc;
         fault_log_add(&e, NULL);
     }
-    return rc;
+    return fault_leave(rc);
 }
 
 static int fo_fsize(int fd, off_t *size_out)
 {
     int err = fault_enter(MDBCORE_FAULT_FSIZE);
-    return err ? err : fault_inner->fsize(fd, size_out);
+    return fault_leave(err ? err : fault_inner->fsize(fd, size_out));
 }
 
 static void maps_add(void *addr, size_t len, uint64_t off, uint64_t dev, uint64_t ino)
@@ -310,7 +331,7 @@ static int fo_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t of
             fault_log_add(&e, NULL);
         }
     }
-    return rc;
+    return fault_leave(rc);
 }
 
 static int fo_munmap(void *addr, size_t len)
@@ -330,7 +351,7 @@ static int fo_munmap(void *addr, size_t len)
         }
         maps_del(addr);
     }
-    return rc;
+    return fault_leave(rc);
 }
 
 static int fo_msync(void *addr, size_t len, int flags)
@@ -348,13 +369,13 @@ static int fo_msync(void *addr, size_t len, int flags)
         maps_find(addr, &e.dev, &e.ino, &e.offset);
         fault_log_add(&e, NULL);
     }
-    return rc;
+    return fault_leave(rc);
 }
 
 static int fo_madvise(void *addr, size_t len, int advice)
 {
     int err = fault_enter(MDBCORE_FAULT_MADVISE);
-    return err ? err : fault_inner->madvise(addr, len, advice);
+    return fault_leave(err ? err : fault_inner->madvise(addr, len, advice));
 }
 
 static const os_ops fault_ops = {
@@ -396,7 +417,7 @@ static int valid_kind(int kind)
 
 static int arm(int kind, unsigned long n, int err, int sticky)
 {
-    if (!valid_kind(kind) || n == 0 || err <= 0)
+    if (!valid_kind(kind) || n == 0 || err == 0 || err < FAULT_KILL_AFTER)
         return EINVAL;
     mdbcore_fault_install();
     int rc = ENOSPC;
@@ -414,12 +435,17 @@ static int arm(int kind, unsigned long n, int err, int sticky)
 
 int mdbcore_fault_fail_nth(int kind, unsigned long n, int err)
 {
-    return arm(kind, n, err, 0);
+    return err > 0 ? arm(kind, n, err, 0) : EINVAL;
+}
+
+int mdbcore_fault_kill_nth(int kind, unsigned long n, int after)
+{
+    return arm(kind, n, after ? FAULT_KILL_AFTER : FAULT_KILL_BEFORE, 0);
 }
 
 int mdbcore_fault_fail_from(int kind, unsigned long n, int err)
 {
-    return arm(kind, n, err, 1);
+    return err > 0 ? arm(kind, n, err, 1) : EINVAL;
 }
 
 unsigned long mdbcore_fault_calls(int kind)
@@ -617,4 +643,83 @@ int mdbcore_fault_crash_image(int out_fd, uint64_t dev, uint64_t ino, size_t upt
     if (dropped)
         *dropped = ndropped;
     return rc;
+}
+
+/* ---- MDBCORE_FAULT: arming from the environment, for tests that cannot call us ---- */
+
+static const struct {
+    const char *name;
+    int kind;
+} kind_names[] = {
+    {"open", MDBCORE_FAULT_OPEN},       {"close", MDBCORE_FAULT_CLOSE},
+    {"pread", MDBCORE_FAULT_PREAD},     {"pwrite", MDBCORE_FAULT_PWRITE},
+    {"pwritev", MDBCORE_FAULT_PWRITEV}, {"fsync", MDBCORE_FAULT_FSYNC},
+    {"fdatasync", MDBCORE_FAULT_FDATASYNC}, {"ftruncate", MDBCORE_FAULT_FTRUNCATE},
+    {"fsize", MDBCORE_FAULT_FSIZE},     {"mmap", MDBCORE_FAULT_MMAP},
+    {"munmap", MDBCORE_FAULT_MUNMAP},   {"msync", MDBCORE_FAULT_MSYNC},
+    {"madvise", MDBCORE_FAULT_MADVISE}, {"write", MDBCORE_FAULT_WRITE},
+    {"sync", MDBCORE_FAULT_SYNC},       {"any", MDBCORE_FAULT_ANY},
+};
+
+static const struct {
+    const char *name;
+    int err;
+} errno_names[] = {
+    {"EIO", EIO},       {"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT}, {"ENOMEM", ENOMEM},
+    {"EACCES", EACCES}, {"EPERM", EPERM},   {"EROFS", EROFS},   {"EFBIG", EFBIG},
+    {"EAGAIN", EAGAIN}, {"EBADF", EBADF},   {"EINVAL", EINVAL}, {"ENOENT", ENOENT},
+    {"kill", FAULT_KILL_BEFORE}, {"kill-after", FAULT_KILL_AFTER},
+};
+
+int mdbcore_fault_arm_spec(const char *spec)
+{
+    if (!spec)
+        return EINVAL;
+    char buf[512];
+    if (strlen(spec) >= sizeof buf)
+        return EINVAL;
+    strcpy(buf, spec);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ", ", &save); item; item = strtok_r(NULL, ", ", &save)) {
+        char *k = item, *n = strchr(k, ':');
+        if (!n)
+            return EINVAL;
+        *n++ = 0;
+        char *a = strchr(n, ':');
+        if (!a)
+            return EINVAL;
+        *a++ = 0;
+        int kind = -1;
+        for (size_t i = 0; i < sizeof kind_names / sizeof kind_names[0]; i++)
+            if (!strcasecmp(k, kind_names[i].name))
+                kind = kind_names[i].kind;
+        char *end;
+        unsigned long nth = strtoul(n, &end, 10);
+        int sticky = *end == '+';
+        if (kind < 0 || end == n || (*end && !sticky) || (sticky && end[1]))
+            return EINVAL;
+        int err = 0;
+        for (size_t i = 0; i < sizeof errno_names / sizeof errno_names[0]; i++)
+            if (!strcasecmp(a, errno_names[i].name))
+                err = errno_names[i].err;
+        if (!err) {
+            long v = strtol(a, &end, 10);
+            if (*end || v <= 0)
+                return EINVAL;
+            err = (int)v;
+        }
+        int rc = arm(kind, nth, err, sticky && err > 0);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* A library constructor: MDBCORE_FAULT="fdatasync:2:EIO,write:5+:ENOSPC,msync:1:kill" arms
+ * rules before the program runs (a malformed spec is reported on stderr and ignored). */
+__attribute__((constructor)) static void fault_from_environment(void)
+{
+    const char *spec = getenv("MDBCORE_FAULT");
+    if (spec && *spec && mdbcore_fault_arm_spec(spec) != 0)
+        fprintf(stderr, "mdbcore: ignoring malformed MDBCORE_FAULT=%s\n", spec);
 }

@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "mdbcore.h"
@@ -202,10 +204,75 @@ static void t_record_and_crash_image(void)
     unlink(path);
 }
 
-int main(void)
+/* Kill rules: the child dies at the chosen call, before or after it reached the file. */
+static void t_kill_nth(void)
 {
+    for (int after = 0; after <= 1; after++) {
+        int fd = open_tmp();
+        pid_t p = fork();
+        if (p == 0) {
+            char b[8] = "abcdefg";
+            mdbcore_fault_kill_nth(MDBCORE_FAULT_PWRITE, 2, after);
+            os_current->pwrite(fd, b, 4, 0);
+            os_current->pwrite(fd, b + 4, 4, 4); /* dies here */
+            os_current->pwrite(fd, b, 4, 8);
+            _exit(0);
+        }
+        int st = 0;
+        waitpid(p, &st, 0);
+        CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+        struct stat sb;
+        fstat(fd, &sb);
+        CHECK_EQ(sb.st_size, after ? 8 : 4);
+        close(fd);
+        unlink(path);
+    }
+}
+
+static void t_arm_spec(void)
+{
+    int fd = open_tmp();
+    char b[4] = {0};
+    CHECK_EQ(mdbcore_fault_arm_spec("fdatasync:2:EIO, write:1+:28"), 0);
+    CHECK_EQ(os_current->fdatasync(fd), 0);
+    CHECK_EQ(os_current->fdatasync(fd), EIO);
+    CHECK_EQ(os_current->pwrite(fd, b, 1, 0), ENOSPC);
+    CHECK_EQ(os_current->pwrite(fd, b, 1, 0), ENOSPC);
+    mdbcore_fault_reset();
+    CHECK_EQ(mdbcore_fault_arm_spec("bogus:1:EIO"), EINVAL);
+    CHECK_EQ(mdbcore_fault_arm_spec("sync:x:EIO"), EINVAL);
+    CHECK_EQ(mdbcore_fault_arm_spec("sync:1"), EINVAL);
+    CHECK_EQ(mdbcore_fault_arm_spec("sync:1:ENOTANERRNO"), EINVAL);
+    CHECK_EQ(mdbcore_fault_arm_spec("msync:1:kill"), 0);
+    mdbcore_fault_reset();
+    CHECK(os_current == &os_posix_ops);
+    /* The environment variable arms the seam when the program starts. */
+    pid_t p = fork();
+    if (p == 0) {
+        setenv("MDBCORE_FAULT", "pwrite:1:ENOSPC", 1);
+        execl("/proc/self/exe", "test_fault", "--env-child", path, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(p, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    close(fd);
+    unlink(path);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--env-child")) {
+        int fd = open(argv[2], O_RDWR);
+        char b[4] = {0};
+        int rc = os_current->pwrite(fd, b, 1, 0);
+        int rc2 = os_current->pwrite(fd, b, 1, 0);
+        return rc == ENOSPC && rc2 == 0 ? 0 : 1;
+    }
     UNIT_RUN(t_posix_basics);
     UNIT_RUN(t_fail_nth);
     UNIT_RUN(t_record_and_crash_image);
+    UNIT_RUN(t_kill_nth);
+    UNIT_RUN(t_arm_spec);
     UNIT_DONE();
 }
