@@ -233,8 +233,13 @@ class DumpReader:
         if not line:
             return None
         if line.rstrip(b"\r\n") != b"VERSION=3":
+            hint = ""
+            if line.lstrip().startswith(b"{"):
+                hint = " (JSON lines? use --format jsonl)"
+            elif self.lineno == 1:
+                hint = " (plain key/value lines? use -T)"
             raise self.error(
-                f"expected VERSION=3 at the start of a dump section, found {_show(line)}"
+                f"expected VERSION=3 at the start of a dump section, found {_show(line)}{hint}"
             )
         sec = Section(header_line=self.lineno)
         while True:

@@ -472,3 +472,10 @@ def test_interrupt_reports_what_was_committed(tmp_path: Path) -> None:
     assert p.returncode == 130, err
     assert b"interrupted: 5,000 records committed in earlier batches" in err
     assert len(read_db(tmp_path / "e")) == 5000
+
+
+def test_wrong_format_gets_a_hint(run, tmp_path: Path) -> None:
+    res = run("load", str(tmp_path / "e"), input=b'{"key":"a","value":"b"}\n')
+    assert res.exit_code == 1 and "use --format jsonl" in res.stderr
+    res = run("load", str(tmp_path / "e"), input=b"key\nvalue\n")
+    assert res.exit_code == 1 and "use -T" in res.stderr
