@@ -143,3 +143,23 @@ def test_closed_pipe_is_not_an_error(full_env: Path) -> None:
     )
     assert p.stdout == b"VERSION=3\n"
     assert b"Traceback" not in p.stderr
+
+
+def test_failed_dump_leaves_no_output_file(
+    run, full_env: Path, tmp_path: Path, monkeypatch
+) -> None:
+    from mdb_cli import engine
+    from mdb_cli.commands import dump as dump_cmd
+
+    def broken(out, records, printable):
+        out.write(" 00\n")
+        raise engine.get().CorruptedError(
+            "mdb_cursor_get: MDB_CORRUPTED: Located page was wrong type"
+        )
+
+    monkeypatch.setattr(dump_cmd, "write_records", broken)
+    out = tmp_path / "out.dump"
+    res = run("dump", "-a", "-o", str(out), str(full_env))
+    assert res.exit_code == 1
+    assert "damaged" in res.stderr and "mdb-cli check" in res.stderr
+    assert not out.exists()

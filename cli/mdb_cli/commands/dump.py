@@ -9,6 +9,7 @@ even while writers go on.
 from __future__ import annotations
 
 import io
+import os
 from typing import IO, Any, Optional
 
 import click
@@ -111,12 +112,18 @@ def dump(
                         )
                         with txn.cursor(db=db) as cur:
                             write_records(out, cur.iternext(), printable)
-                finally:
-                    out.flush()
-                    if isinstance(out, io.TextIOWrapper) and output == "-":
-                        out.detach()
-                    else:
+                except BaseException:
+                    if output != "-":  # no half-written dump file is left behind
                         out.close()
+                        _remove(output)
+                    raise
+                finally:
+                    if not out.closed:
+                        out.flush()
+                        if isinstance(out, io.TextIOWrapper) and output == "-":
+                            out.detach()
+                        else:
+                            out.close()
     finally:
         environment.close()
 
@@ -136,3 +143,10 @@ def _write_jsonl(out: IO[str], txn: Any, db: Any) -> None:
                 out.write("".join(buf))
                 buf.clear()
         out.write("".join(buf))
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
