@@ -178,8 +178,14 @@ def test_sync_readers(env):
 
 def test_check_feature_flag(lm, env):
     if lm.backend_features["check"]:
+        with env.begin(write=True) as t:
+            for i in range(2000):
+                t.put(b"%06d" % i, b"x" * 50)
         report = env.check()
-        assert report
+        assert report["ok"] is True and report["problems"] == []
+        main = [d for d in report["dbs"] if d["name"] == "@main"][0]
+        assert main["entries"] == 2000 and report["leaked_pages"] == 0
+        assert "snapshot" in report["text"]
     else:
         with pytest.raises(mdb.Error, match="mdb core"):
             env.check()

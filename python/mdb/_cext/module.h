@@ -207,5 +207,8 @@ PyObject *stat_dict(const MDB_stat *st);
 int env_update_map_range(EnvObject *env);
 PyObject *cursor_item_tuple(CursorObject *cur, int keys, int values);
 int cursor_do(CursorObject *cur, MDB_cursor_op op, MDB_val *k, MDB_val *v);
+#if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_CORE_CHECK)
+PyObject *mdb_core_check(EnvObject *self);   /* check.c */
+#endif
 
 #endif

@@ -26,7 +26,13 @@ except ImportError as exc:  # pragma: no cover - depends on the build
 
 __all__ = ["Environment", "Transaction", "Cursor", "_Database", "version", "HAVE_CHECK"]
 
-HAVE_CHECK = 0
+HAVE_CHECK = int(lib.mdbpy_have_check())
+
+CHECK_NUMS = (
+    "problems_total", "psize", "next_pgno", "txnid", "meta_pages", "branch_pages",
+    "leaf_pages", "leaf2_pages", "overflow_pages", "overflow_runs", "reachable_pages",
+    "free_pages", "free_records", "leaked_pages", "twice_pages", "free_and_used",
+)
 
 _pid = os.getpid()
 
@@ -611,10 +617,53 @@ class Environment:
     def check(self) -> dict[str, Any]:
         """Run the mdb core's structural checker (mdb core builds only)."""
         self._check()
-        raise Error(
-            "env.check(): the structural checker needs the mdb core "
-            "(not available in this backend/build)"
-        )
+        if not HAVE_CHECK:
+            raise Error(
+                "env.check(): the structural checker needs the mdb core "
+                "(this build links the system liblmdb)"
+            )
+        rcp = ffi.new("int *")
+        rep = lib.mdbpy_check_run(self._env, rcp)
+        if rep == ffi.NULL:
+            _raise("mdbcore_check_env", rcp[0])
+        try:
+            rc = rcp[0]
+            if rc and rc != -30796:  # MDB_CORRUPTED: problems found, report filled
+                _raise("mdbcore_check_env", rc)
+            out: dict[str, Any] = {"ok": rc == 0}
+            num = ffi.new("unsigned long long *")
+            for i, name in enumerate(CHECK_NUMS):
+                lib.mdbpy_check_num(rep, i, num)
+                out[name] = int(num[0])
+            pg = ffi.new("unsigned long long *")
+            code = ffi.new("int *")
+            dbn = ffi.new("const char **")
+            msg = ffi.new("const char **")
+            out["problems"] = []
+            for i in range(lib.mdbpy_check_nproblems(rep)):
+                lib.mdbpy_check_problem(rep, i, pg, code, dbn, msg)
+                out["problems"].append({
+                    "pgno": int(pg[0]), "code": int(code[0]),
+                    "db": ffi.string(dbn[0]).decode("utf-8", "replace"),
+                    "msg": ffi.string(msg[0]).decode("utf-8", "replace"),
+                })
+            vals = ffi.new("unsigned long long[5]")
+            out["dbs"] = []
+            for i in range(lib.mdbpy_check_ndbs(rep)):
+                lib.mdbpy_check_db(rep, i, dbn, vals)
+                out["dbs"].append({
+                    "name": ffi.string(dbn[0]).decode("utf-8", "replace"),
+                    "depth": int(vals[0]), "entries": int(vals[1]),
+                    "branch_pages": int(vals[2]), "leaf_pages": int(vals[3]),
+                    "overflow_pages": int(vals[4]),
+                })
+            del _reader_lines[:]
+            lib.mdbpy_check_text(rep, lib._mdbpy_reader_cb, ffi.NULL)
+            out["text"] = "".join(_reader_lines)
+            del _reader_lines[:]
+            return out
+        finally:
+            lib.mdbpy_check_free(rep)
 
 
 def _thread_id() -> int:

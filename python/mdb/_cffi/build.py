@@ -1,6 +1,7 @@
 """Emit the C source of mdb._cffi_lib (cffi out-of-line API mode).
 
-Run by CMake at build time: ``python build.py OUT.c``.  The generated module
+Run by CMake at build time: ``python build.py OUT.c [--core-check]``
+(``--core-check`` when linking our core, whose checker Environment.check() uses).  The generated module
 is compiled and linked against the same engine as mdb._cext (our core, or the
 system liblmdb with MDB_SYSTEM_LMDB=ON); CMake supplies the include paths.
 The declarations below are checked against the real lmdb.h by the C compiler
@@ -117,19 +118,32 @@ int mdbpy_have_check(void);
 """
 
 
-def make_ffi() -> cffi.FFI:
-    """The FFI builder of mdb._cffi_lib."""
+CHECK_CDEF = r"""
+void *mdbpy_check_run(MDB_env *env, int *rc);
+int mdbpy_check_num(void *rp, int i, unsigned long long *out);
+size_t mdbpy_check_nproblems(void *rp);
+void mdbpy_check_problem(void *rp, size_t i, unsigned long long *pgno, int *code,
+                         const char **db, const char **msg);
+size_t mdbpy_check_ndbs(void *rp);
+void mdbpy_check_db(void *rp, size_t i, const char **name, unsigned long long *vals);
+int mdbpy_check_text(void *rp, MDB_msg_func *func, void *ctx);
+void mdbpy_check_free(void *rp);
+"""
+
+
+def make_ffi(core_check: bool = False) -> cffi.FFI:
+    """The FFI builder of mdb._cffi_lib (with the checker glue if core_check)."""
     ffi = cffi.FFI()
-    ffi.cdef(CDEF)
+    ffi.cdef(CDEF + (CHECK_CDEF if core_check else ""))
     ffi.set_source("mdb._cffi_lib", '#include <lmdb.h>\n#include "helpers.h"\n')
     return ffi
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: build.py OUT.c", file=sys.stderr)
+    if len(argv) not in (2, 3) or (len(argv) == 3 and argv[2] != "--core-check"):
+        print("usage: build.py OUT.c [--core-check]", file=sys.stderr)
         return 2
-    make_ffi().emit_c_code(argv[1])
+    make_ffi(core_check=len(argv) == 3).emit_c_code(argv[1])
     return 0
 
 

@@ -45,7 +45,90 @@ int mdbpy_cursor_put(MDB_cursor *cur, const char *k, size_t klen, const char *v,
     return mdb_cursor_put(cur, &key, &val, flags);
 }
 
+#if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_CORE_CHECK)
+#include <errno.h>
+#include <stdlib.h>
+
+#include "mdbcore.h"
+
+int mdbpy_have_check(void)
+{
+    return 1;
+}
+
+void *mdbpy_check_run(MDB_env *env, int *rc)
+{
+    mdbcore_check_report *r = calloc(1, sizeof *r);
+    if (!r) {
+        *rc = ENOMEM;
+        return NULL;
+    }
+    *rc = mdbcore_check_env(env, r);
+    return r;
+}
+
+/* Numbers in the order of CHECK_NUMS in mdb/_cffi/__init__.py. */
+int mdbpy_check_num(void *rp, int i, unsigned long long *out)
+{
+    mdbcore_check_report *r = rp;
+    unsigned long long v[] = {
+        r->problems_total, r->psize, r->next_pgno, r->txnid, r->meta_pages,
+        r->branch_pages, r->leaf_pages, r->leaf2_pages, r->overflow_pages,
+        r->overflow_runs, r->reachable_pages, r->free_pages, r->free_records,
+        r->leaked_pages, r->twice_pages, r->free_and_used,
+    };
+    if (i < 0 || (size_t)i >= sizeof v / sizeof v[0])
+        return EINVAL;
+    *out = v[i];
+    return 0;
+}
+
+size_t mdbpy_check_nproblems(void *rp)
+{
+    return ((mdbcore_check_report *)rp)->nproblems;
+}
+
+void mdbpy_check_problem(void *rp, size_t i, unsigned long long *pgno, int *code,
+                         const char **db, const char **msg)
+{
+    mdbcore_check_problem *p = &((mdbcore_check_report *)rp)->problems[i];
+    *pgno = p->pgno;
+    *code = p->code;
+    *db = p->db;
+    *msg = p->msg;
+}
+
+size_t mdbpy_check_ndbs(void *rp)
+{
+    return ((mdbcore_check_report *)rp)->ndbs;
+}
+
+void mdbpy_check_db(void *rp, size_t i, const char **name, unsigned long long *vals)
+{
+    mdbcore_check_db *d = &((mdbcore_check_report *)rp)->dbs[i];
+    *name = d->name ? d->name : "";
+    vals[0] = d->depth;
+    vals[1] = d->entries;
+    vals[2] = d->branch_pages;
+    vals[3] = d->leaf_pages;
+    vals[4] = d->overflow_pages;
+}
+
+int mdbpy_check_text(void *rp, MDB_msg_func *func, void *ctx)
+{
+    return mdbcore_check_report_print(rp, func, ctx);
+}
+
+void mdbpy_check_free(void *rp)
+{
+    if (rp) {
+        mdbcore_check_report_free(rp);
+        free(rp);
+    }
+}
+#else
 int mdbpy_have_check(void)
 {
     return 0;
 }
+#endif

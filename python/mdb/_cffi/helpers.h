@@ -20,4 +20,15 @@ int mdbpy_cursor_get(MDB_cursor *cur, int op, const char *k, size_t klen, const 
 int mdbpy_cursor_put(MDB_cursor *cur, const char *k, size_t klen, const char *v, size_t vlen,
                      unsigned int flags);
 int mdbpy_have_check(void);
+
+/* Checker glue (only with our core; see build.py --core-check). */
+void *mdbpy_check_run(MDB_env *env, int *rc);
+int mdbpy_check_num(void *rp, int i, unsigned long long *out);
+size_t mdbpy_check_nproblems(void *rp);
+void mdbpy_check_problem(void *rp, size_t i, unsigned long long *pgno, int *code,
+                         const char **db, const char **msg);
+size_t mdbpy_check_ndbs(void *rp);
+void mdbpy_check_db(void *rp, size_t i, const char **name, unsigned long long *vals);
+int mdbpy_check_text(void *rp, MDB_msg_func *func, void *ctx);
+void mdbpy_check_free(void *rp);
 #endif
