@@ -346,12 +346,12 @@ def corruptions(mdbcheck, src, work):
 
 # ---------------------------------------------------------------- fuzz
 
-def fuzz(mdbcheck, src, work, cases, seed=12345):
+def fuzz(mdbcheck, srcs, work, cases, seed=12345):
     r = random.Random(seed)
-    with open(os.path.join(src, 'data.mdb'), 'rb') as f:
-        orig = f.read()
-    psize = struct.unpack_from('<I', orig, 40)[0]
-    npages = len(orig) // psize
+    origs = []
+    for src in srcs:
+        with open(os.path.join(src, 'data.mdb'), 'rb') as f:
+            origs.append(f.read())
     d = os.path.join(work, 'fuzz')
     os.makedirs(d, exist_ok=True)
     target = os.path.join(d, 'data.mdb')
@@ -359,6 +359,9 @@ def fuzz(mdbcheck, src, work, cases, seed=12345):
     env = dict(os.environ, ASAN_OPTIONS='exitcode=99:detect_leaks=1',
                UBSAN_OPTIONS='halt_on_error=1:exitcode=98:print_stacktrace=1')
     for i in range(cases):
+        orig = origs[i % len(origs)]
+        psize = struct.unpack_from('<I', orig, 40)[0]
+        npages = len(orig) // psize
         b = bytearray(orig)
         kind = r.randrange(4)
         if kind == 0:  # random bytes anywhere in a few pages
@@ -394,6 +397,7 @@ def main():
     ap.add_argument('mdbcheck')
     ap.add_argument('-a', '--asan', help='ASan/UBSan build of mdbcheck for the fuzz pass')
     ap.add_argument('-n', '--fuzz', type=int, default=300)
+    ap.add_argument('-s', '--seed', type=int, default=12345, help='fuzz seed')
     ap.add_argument('-k', '--keep', action='store_true', help='keep the work directory')
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix='mdbcheck-')
@@ -441,7 +445,7 @@ def main():
 
         corruptions(a.mdbcheck, envs[1], work)
         if a.fuzz:
-            fuzz(a.asan or a.mdbcheck, envs[0], work, a.fuzz)
+            fuzz(a.asan or a.mdbcheck, envs[:5], work, a.fuzz, a.seed)
     finally:
         if a.keep or failures:
             print('work directory kept:', work)
