@@ -5,11 +5,14 @@ expected key *order*, from our own model of LMDB's comparators) are computed her
 any LMDB at all.  That model is the oracle: an engine that stores the right pairs in the
 wrong order fails.
 
-Shape (issue 2, "What it must show" a):
-    main     (no flags)    4,000 keys, values 0..300 bytes, plus a few large values
-    plain    (no flags)    8,000 random binary keys (1..100 bytes), values 0 bytes .. 4 MiB
+Shape "base" (issue 2, "What it must show" a): 21,000+ keys, values 0 bytes .. 4 MiB
+    main     (no flags)    4,000 keys, values 0..300 bytes, plus 8 larger values
+    plain    (no flags)    8,000 random binary keys (1..100 bytes), values mostly small,
+                           some 1..9 KB, a few from the big sizes below
     intkey   INTEGERKEY    6,000 keys: native (little-endian) 8-byte unsigned integers
     revkey   REVERSEKEY    3,000 host-name-like keys sharing suffixes
+    big      (no flags)    every boundary size from 0 bytes to 4 MiB (overflow pages)
+Shape "dupsort" = base plus
     dups     DUPSORT       1,200 keys with 1..400 sorted duplicates each (sub-pages and
                            sub-databases both occur)
 
@@ -27,9 +30,14 @@ DB_FLAGS = {
     "plain": 0,
     "intkey": F.INTEGERKEY,
     "revkey": F.REVERSEKEY,
+    "big": 0,
     "dups": F.DUPSORT,
 }
-NAMED = ["plain", "intkey", "revkey", "dups"]
+SHAPES = {
+    "base": ["plain", "intkey", "revkey", "big"],
+    "dupsort": ["plain", "intkey", "revkey", "big", "dups"],
+}
+ALL_NAMED = SHAPES["dupsort"]
 # Sizes that sit on LMDB's boundaries at 4 KiB pages: the node maximum (2038 with header),
 # exactly one page, several pages, and the 4 MiB top end.
 BIG_SIZES = [0, 1, 2000, 2022, 2023, 2030, 2048, 4080, 4096, 4097, 8192, 12289,
@@ -40,8 +48,8 @@ def _value(rng, n):
     return rng.randbytes(n)
 
 
-def expected(seed):
-    """{db_name or None: sorted list of (key, value)} -- the final content."""
+def expected(seed, shape="base"):
+    """{db_name or None: {key: value}} -- the final content (DUPSORT: {key: set(values)})."""
     rng = random.Random(seed)
     out = {}
 
@@ -63,8 +71,6 @@ def expected(seed):
         else:
             n = rng.randrange(0, 200)
         plain[k] = _value(rng, n)
-    for n in BIG_SIZES:  # every boundary size at least once
-        plain[b"\xffbig-%08d" % n] = _value(rng, n)
     out["plain"] = plain
 
     intkey = {}
@@ -80,6 +86,15 @@ def expected(seed):
         revkey[k] = _value(rng, rng.randrange(0, 120))
     out["revkey"] = revkey
 
+    big = {}
+    for n in BIG_SIZES:  # every boundary size at least once, some twice
+        big[b"big-%08d" % n] = _value(rng, n)
+        if rng.random() < 0.3:
+            big[b"big-%08d-again" % n] = _value(rng, n)
+    out["big"] = big
+
+    if shape == "base":
+        return out
     dups = {}
     for i in range(1200):
         k = b"d%05d" % rng.randrange(100000)
@@ -111,12 +126,13 @@ def ordered(name, content):
     return sorted(pairs, key=sort_key(name))
 
 
-def plan(seed):
+def plan(seed, shape="base"):
     """The write plan: a list of transactions, each a list of (op, db, key, value).
 
-    op is "put" or "del".  Applying the plan to an empty environment yields expected(seed).
+    op is "put" or "del".  Applying the plan to an empty environment yields
+    expected(seed, shape).
     """
-    content = expected(seed)
+    content = expected(seed, shape)
     rng = random.Random(seed ^ 0x5EED)
     ops = []
     for name, c in content.items():
@@ -164,8 +180,8 @@ def fingerprint_pairs(pairs):
     return [[k.hex(), len(v), hashlib.sha1(v).hexdigest()] for k, v in pairs]
 
 
-def expected_listing(seed):
-    content = expected(seed)
+def expected_listing(seed, shape="base"):
+    content = expected(seed, shape)
     return {("" if n is None else n): fingerprint_pairs(ordered(n, c))
             for n, c in content.items()}
 

@@ -9,9 +9,9 @@ of them, so no environment is ever opened by two engines inside one process (fcn
 are per process; see lmdbffi.py).
 
 Commands (each prints one JSON object on stdout; exit status 0 unless it crashed):
-    write-shape DIR SEED          apply dataset.plan(SEED) to a new environment
-    read-all DIR OUT [SEED]       write the listing of every database to OUT (JSON); with
-                                  SEED also spot-check mdb_get against dataset.expected
+    write-shape DIR SHAPE SEED    apply dataset.plan(SEED, SHAPE) to a new environment
+    read-all DIR OUT SHAPE [SEED] write the listing of every database of SHAPE to OUT
+                                  (JSON); with SEED also spot-check mdb_get
     conc-init DIR                 create the concurrency environment (constant-sum accounts)
     conc-writer DIR CTRL N COMMITS SEED
                                   wait for N readers to be ready, then commit COMMITS
@@ -179,11 +179,11 @@ def out(obj):
 # --------------------------------------------------------------------------------------
 # (a) interop shape
 
-def cmd_write_shape(impl, d, seed):
+def cmd_write_shape(impl, d, shape, seed):
     os.makedirs(d, exist_ok=True)
     be = backend(impl, d)
     n = 0
-    for ops in dataset.plan(int(seed)):
+    for ops in dataset.plan(int(seed), shape):
         t = be.begin(write=True)
         for op, name, k, v in ops:
             if op == "put":
@@ -197,28 +197,29 @@ def cmd_write_shape(impl, d, seed):
     out({"ops": n})
 
 
-def cmd_read_all(impl, d, outfile, seed=None):
+def cmd_read_all(impl, d, outfile, shape, seed=None):
     be = backend(impl, d)
     t = be.begin(write=False)
     listing = {}
     flags = {}
     named_in_main = []
-    for name in [None] + dataset.NAMED:
+    named = dataset.SHAPES[shape]
+    for name in [None] + named:
         pairs = list(t.items(name))
         if name is None:
             named_in_main = [k.decode() for k, v in pairs if k.decode("latin-1") in
-                             dataset.NAMED and len(v) == 48]
-            pairs = [(k, v) for k, v in pairs if k.decode("latin-1") not in dataset.NAMED]
+                             dataset.ALL_NAMED and len(v) == 48]
+            pairs = [(k, v) for k, v in pairs if k.decode("latin-1") not in dataset.ALL_NAMED]
         listing["" if name is None else name] = dataset.fingerprint_pairs(pairs)
         flags["" if name is None else name] = t.db_flags(name)
     # Spot checks through the point-lookup path (mdb_get), not only the cursor.
     get_errors = []
     if seed is not None:
-        exp = dataset.expected(int(seed))
+        exp = dataset.expected(int(seed), shape)
         rng = random.Random(7)
-        for name in [None, "plain", "intkey", "revkey"]:
+        for name in [None, "plain", "intkey", "revkey", "big"]:
             keys = sorted(exp[name])
-            for k in rng.sample(keys, 200):
+            for k in rng.sample(keys, min(200, len(keys))):
                 got = t.get(name, k)
                 if got != exp[name][k]:
                     get_errors.append(f"{name}:{k.hex()}: got "

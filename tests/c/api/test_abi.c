@@ -7,7 +7,7 @@
  *      with Debian's, constant by constant, by check_headers.py.
  *   2. mdb_strerror: for every LMDB code, 0, out-of-range negatives and a spread of errno
  *      values, the text from the library under test equals the text from Debian's
- *      liblmdb.so.0 (dlopen()ed by path, so both are in the process; mdb_strerror touches
+ *      liblmdb.so.0 (out-of-range negatives may also give newer LMDB's text, see below) (dlopen()ed by path, so both are in the process; mdb_strerror touches
  *      no environment, so this is safe).
  *   0. The mdb_* functions really come from $MDB_TEST_LIB (dladdr), not from a library
  *      the loader found first.
@@ -107,8 +107,14 @@ static void strerror_texts(const char *debian_path) {
         char ours[512];
         PATHF(ours, "%s", mdb_strerror(codes[i]));
         const char *theirs = deb_strerror(codes[i]);
-        EXPECT(strcmp(ours, theirs) == 0, "mdb_strerror(%d): \"%s\", Debian \"%s\"",
-               codes[i], ours, theirs);
+        /* Negative codes outside LMDB's range: 0.9.24 (Debian) returns strerror()'s text
+         * ("Unknown error -1"); later 0.9 releases (0.9.36 in the lmdb wheel, checked)
+         * return "Invalid error code".  We report 0.9.29, so either text is LMDB's. */
+        int out_of_range = codes[i] < 0 && (codes[i] < MDB_KEYEXIST ||
+                                            codes[i] > MDB_LAST_ERRCODE);
+        EXPECT(strcmp(ours, theirs) == 0 ||
+                   (out_of_range && strcmp(ours, "Invalid error code") == 0),
+               "mdb_strerror(%d): \"%s\", Debian \"%s\"", codes[i], ours, theirs);
     }
     /* Keep the handle open: unloading a second copy of a library is not what we test. */
 }
