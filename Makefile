@@ -113,11 +113,17 @@ endif
 export MDB_TEST_IMPL := $(LMDB_IMPL)
 export MDB_TEST_LIB := $(TEST_LIB)
 
-# ---- C tests of our internals: every tests/c/<dir>/test_*.c except the harness dirs ----
-# Each test_X.c is one program, linked with build/libmdbcore.a.  In the same directory:
-#   *.c with a main() (e.g. unit/lmdb_helper.c) are helper programs linked with Debian's
-#     liblmdb, built to build/<dir>/<name> (the path the tests expect);
-#   other *.c are linked into every test of that directory.
+# ---- C tests of our internals: every tests/c/<dir>/ except the harness dirs ----
+# In each such directory:
+#   test_*.c          one program each, linked with build/libmdbcore.a (-Isrc/mdbcore
+#                     -Itests/c/<dir>), built to build/tests/<dir>/;
+#   lmdb_*.c with a main()   a helper that plays the REAL LMDB side: linked with Debian's
+#                     -llmdb, built to build/<dir>/<name> (e.g. build/unit/lmdb_helper);
+#   other *.c with a main()  a helper program on our engine, built like a test but not run;
+#   other *.c         linked into every test and helper of that directory.
+# How they run: if the directory has a run_*.sh script, `bash run_X.sh BINDIR` is run
+# (one entry in the summary; it decides the arguments); otherwise every test_* program
+# runs with no arguments, from the repository root, with a fresh TMPDIR.
 HARNESS_DIRS := api badfile fuzz
 CORE_TEST_DIRS := $(filter-out $(HARNESS_DIRS),$(notdir $(patsubst %/,%,$(sort $(dir $(wildcard tests/c/*/*.c))))))
 has_main = $(shell grep -lE '^[a-z ]*int[[:space:]]+main\b' $(1) 2>/dev/null)
@@ -126,8 +132,12 @@ CT_$(1)_TESTS := $$(sort $$(wildcard tests/c/$(1)/test_*.c))
 CT_$(1)_OTHER := $$(filter-out $$(CT_$(1)_TESTS),$$(wildcard tests/c/$(1)/*.c))
 CT_$(1)_HELPERS := $$(call has_main,$$(CT_$(1)_OTHER))
 CT_$(1)_LINKED := $$(filter-out $$(CT_$(1)_HELPERS),$$(CT_$(1)_OTHER))
+CT_$(1)_REAL := $$(filter tests/c/$(1)/lmdb_%,$$(CT_$(1)_HELPERS))
+CT_$(1)_OURS := $$(filter-out $$(CT_$(1)_REAL),$$(CT_$(1)_HELPERS))
 CT_$(1)_BINS := $$(patsubst tests/c/$(1)/%.c,$(BUILD)/tests/$(1)/%,$$(CT_$(1)_TESTS))
-CT_$(1)_HELPER_BINS := $$(patsubst tests/c/$(1)/%.c,build/$(1)/%,$$(CT_$(1)_HELPERS))
+CT_$(1)_HELPER_BINS := $$(patsubst tests/c/$(1)/%.c,build/$(1)/%,$$(CT_$(1)_REAL)) \
+                       $$(patsubst tests/c/$(1)/%.c,$(BUILD)/tests/$(1)/%,$$(CT_$(1)_OURS))
+CT_$(1)_RUNNER := $$(firstword $$(wildcard tests/c/$(1)/run_*.sh))
 $(BUILD)/tests/$(1)/%: tests/c/$(1)/%.c $$(CT_$(1)_LINKED) $$(wildcard tests/c/$(1)/*.h) $(BUILD)/libmdbcore.a $(CORE_HDR)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_TEST) -Isrc/mdbcore -Itests/c/$(1) $$< $$(CT_$(1)_LINKED) $(BUILD)/libmdbcore.a $$(TEST_LIBS) -lm -o $$@
@@ -138,6 +148,9 @@ endef
 $(foreach d,$(CORE_TEST_DIRS),$(eval $(call core_dir_rules,$(d))))
 CORE_TEST_BINS := $(foreach d,$(CORE_TEST_DIRS),$(CT_$(d)_BINS))
 CORE_HELPER_BINS := $(foreach d,$(CORE_TEST_DIRS),$(CT_$(d)_HELPER_BINS))
+CORE_CTEST_CMDS := $(foreach d,$(CORE_TEST_DIRS),$(if $(CT_$(d)_RUNNER),\
+  "$(d)/$(notdir $(CT_$(d)_RUNNER))::bash $(CT_$(d)_RUNNER) $(abspath $(BUILD)/tests/$(d))",\
+  $(foreach b,$(CT_$(d)_BINS),"$(abspath $(b))")))
 
 # ---- harness programs: compiled against Debian's lmdb.h, linked with the library under test
 API_TEST_BINS := $(patsubst tests/c/api/%.c,$(HBUILD)/api/%,$(sort $(wildcard tests/c/api/test_*.c)))
@@ -162,8 +175,8 @@ RUN_C := tests/support/run_ctests.sh
 
 ctest-core: $(if $(filter mdb,$(LMDB_IMPL)),$(CORE_TEST_BINS) $(CORE_HELPER_BINS))
 ifeq ($(LMDB_IMPL),mdb)
-	@if [ -n "$(strip $(CORE_TEST_BINS))" ]; then \
-	  $(RUN_C) "core+unit" $(RESULTS) $(abspath $(CORE_TEST_BINS)); \
+	@if [ -n "$(strip $(CORE_CTEST_CMDS))" ]; then \
+	  $(RUN_C) "core+unit" $(RESULTS) $(CORE_CTEST_CMDS); \
 	else echo "C tests (core+unit): none found in tests/c/*/test_*.c" | tee -a $(RESULTS); fi
 else
 	@echo "C tests (core+unit): SKIPPED in LMDB_IMPL=system (they test our engine's internals)" | tee -a $(RESULTS)
