@@ -302,7 +302,7 @@ static void walk_leaf(walker *w, walk_tree *t, pgno_t pgno, const uint8_t *p, un
             have_prev = 0;
             continue;
         }
-        *used += 2 + ((NODESIZE + ks + dlen + 1) & ~(uint64_t)1);
+        *used += (NODESIZE + ks + dlen + 1) & ~(uint64_t)1;
         MDB_val key = {ks, (void *)(nd + NODESIZE)};
         const uint8_t *dp = nd + NODESIZE + ks;
         key_order(w, t, pgno, t->cmp, have_prev ? &prev : NULL, &key, lo, hi, i);
@@ -458,7 +458,7 @@ static void walk_branch(walker *w, walk_tree *t, pgno_t pgno, const uint8_t *p, 
             prev = NULL;
             continue;
         }
-        *used += 2 + ((NODESIZE + ks + 1u) & ~1u);
+        *used += (NODESIZE + ks + 1u) & ~1u;
         kids[i] = (pgno_t)rd16(nd) | (pgno_t)rd16(nd + 2) << 16 | (pgno_t)rd16(nd + 4) << 32;
         if (i == 0)
             continue; /* the first separator is implicit (the parent's lower bound) */
@@ -478,6 +478,67 @@ static void walk_branch(walker *w, walk_tree *t, pgno_t pgno, const uint8_t *p, 
     }
     free(keys);
     free(kids);
+}
+
+/* Did every node of the page pass the bounds checks of walk_leaf/walk_branch? */
+static int nodes_in_bounds(const uint8_t *p, unsigned n, unsigned upper, unsigned psize,
+                           int branch)
+{
+    for (unsigned i = 0; i < n; i++) {
+        unsigned off = rd16(p + PAGEHDRSZ + 2 * i);
+        if (off < upper || off + NODESIZE > psize || (off & 1))
+            return 0;
+        const uint8_t *nd = p + off;
+        uint64_t len = NODESIZE + rd16(nd + 6);
+        if (!branch)
+            len += (rd16(nd + 4) & F_BIGDATA) ? sizeof(pgno_t)
+                                              : (rd16(nd) | (uint32_t)rd16(nd + 2) << 16);
+        if (off + len > psize)
+            return 0;
+    }
+    return 1;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nodes are packed: sorted by offset they tile [upper, psize) exactly, with no gap and no
+ * overlap (LMDB compacts on every delete).  Only called when every node was in bounds. */
+static void check_packing(walker *w, const walk_tree *t, pgno_t pgno, const uint8_t *p,
+                          unsigned n, unsigned upper, int branch)
+{
+    unsigned psize = w->in->psize;
+    uint32_t *ext = malloc((size_t)n * 2 * sizeof *ext);
+    if (!ext)
+        return;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned off = rd16(p + PAGEHDRSZ + 2 * i);
+        const uint8_t *nd = p + off;
+        uint32_t ks = rd16(nd + 6), sz = NODESIZE + ks;
+        if (!branch) {
+            uint32_t ds = rd16(nd) | (uint32_t)rd16(nd + 2) << 16;
+            sz += (rd16(nd + 4) & F_BIGDATA) ? (uint32_t)sizeof(pgno_t) : ds;
+        }
+        ext[2 * i] = off;
+        ext[2 * i + 1] = (sz + 1) & ~1u;
+    }
+    qsort(ext, n, 2 * sizeof *ext, cmp_u32);
+    uint32_t pos = upper;
+    for (unsigned i = 0; i < n; i++) {
+        if (ext[2 * i] != pos) {
+            prob(w, t, pgno, MDBCORE_P_PAGE, "node space %s at offset %u",
+                 ext[2 * i] < pos ? "overlaps" : "has a gap", pos);
+            free(ext);
+            return;
+        }
+        pos += ext[2 * i + 1];
+    }
+    if (pos != psize)
+        prob(w, t, pgno, MDBCORE_P_PAGE, "nodes end at %u, not at the page end", pos);
+    free(ext);
 }
 
 static void walk_page_rec(walker *w, walk_tree *t, pgno_t pgno, pgno_t from, unsigned level,
@@ -541,6 +602,8 @@ static void walk_page_rec(walker *w, walk_tree *t, pgno_t pgno, pgno_t from, uns
     size_t used = lower;
     if (kind == WALK_BRANCH) {
         walk_branch(w, t, pgno, p, n, upper, level, lo, hi, &used);
+        if (nodes_in_bounds(p, n, upper, psize, 1))
+            check_packing(w, t, pgno, p, n, upper, 1);
     } else if (kind == WALK_LEAF2) {
         unsigned ks = rd16(p + 8);
         if (t->kind != WALK_DUPSUB || !(t->rec.flags & MDB_DUPFIXED)) {
@@ -565,6 +628,8 @@ static void walk_page_rec(walker *w, walk_tree *t, pgno_t pgno, pgno_t from, uns
         used = PAGEHDRSZ + (size_t)n * ks;
     } else {
         walk_leaf(w, t, pgno, p, n, upper, level, lo, hi, &used);
+        if (nodes_in_bounds(p, n, upper, psize, 0))
+            check_packing(w, t, pgno, p, n, upper, 0);
     }
 }
 

@@ -327,6 +327,15 @@ def corruptions(mdbcheck, src, work):
         expect('used page %d listed free' % used, mdbcheck, d, {'free'}, must_pgno=used)
         expect('... and page %d leaked' % lost, mdbcheck, d, {'leak'}, must_pgno=lost)
 
+    # 11b. a leaf's upper bound moved down: the node area has a gap
+    d, im = fresh('packing')
+    nm = im.named()
+    leaf = [pg for pg, fl in im.tree_pages(im.rec(nm[b'revkey'])['root']) if fl & P_LEAF][0]
+    off = leaf * im.psize + 14
+    struct.pack_into('<H', im.b, off, struct.unpack_from('<H', im.b, off)[0] - 2)
+    im.save()
+    expect('leaf %d upper moved (gap in node space)' % leaf, mdbcheck, d, {'page'}, must_pgno=leaf)
+
     # 12. a damaged meta magic on the newest meta: the other meta is picked and checked
     d, im = fresh('meta')
     struct.pack_into('<I', im.b, im.meta * im.psize + 16, 0x12345678)
