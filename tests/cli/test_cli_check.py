@@ -16,6 +16,30 @@ from mdb_cli import engine
 from mdb_cli.context import App
 
 
+def _require_checker(path: Path) -> None:
+    env = engine.get().open(str(path), readonly=True, max_dbs=8)
+    has = engine.has_check(env)
+    env.close()
+    if not has:
+        pytest.skip(f"this {engine.name()} engine has no env.check()")
+
+
+def test_real_checker_finds_a_damaged_page(run, tmp_path: Path) -> None:
+    from conftest import put_main
+
+    env = put_main(tmp_path / "e", [(b"k%05d" % i, b"v" * (i % 40 * 100)) for i in range(800)])
+    _require_checker(env)
+    assert run("check", str(env)).exit_code == 0
+    data = env / "data.mdb"
+    raw = bytearray(data.read_bytes())
+    raw[4096 * 40 : 4096 * 41] = b"\xff" * 4096
+    data.write_bytes(bytes(raw))
+    res = run("check", str(env))
+    assert res.exit_code == 1
+    assert "  problem: page 40" in res.stdout
+    assert "is damaged" in res.stderr and res.stderr.count("\n") == 1
+
+
 def test_real_engine(run, full_env: Path) -> None:
     res = run("check", str(full_env))
     env = engine.get().open(str(full_env), readonly=True, max_dbs=8)

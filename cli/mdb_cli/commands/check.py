@@ -106,6 +106,7 @@ def normalize_report(raw: Any) -> dict[str, Any]:
             freelist_pages = row["branch_pages"] + row["leaf_pages"] + row["overflow_pages"]
             continue
         dbs.append({"name": _name(name), **row})
+    dbs.sort(key=lambda d: d["name"] is not None)  # the main DB first, then in key order
     if pages_raw is not None:
         pages = {k: int(_get(pages_raw, k, 0) or 0) for k in _PAGE_KINDS}
         pages["total"] = int(_get(pages_raw, "total", 0) or 0)
@@ -120,6 +121,9 @@ def normalize_report(raw: Any) -> dict[str, Any]:
             "leaked": int(_get(raw, "leaked_pages", 0) or 0),
             "total": int(_get(raw, "next_pgno", 0) or 0),
         }
+        for extra in ("twice_pages", "free_and_used"):
+            if _get(raw, extra):
+                pages[extra.replace("_pages", "")] = int(_get(raw, extra))
     problems: list[dict[str, Any]] = []
     for p in _get(raw, "problems", []) or []:
         if isinstance(p, str):
@@ -166,7 +170,8 @@ def render(env: str, report: dict[str, Any]) -> str:
     if pages.get("total"):
         extra.append(f"{pages['total']} pages")
     lines = [head + (f" ({', '.join(extra)})" if extra else "")]
-    lines.append("  pages: " + ", ".join(f"{pages[k]} {k}" for k in _PAGE_KINDS))
+    kinds = list(_PAGE_KINDS) + [k for k in ("twice", "free_and_used") if pages.get(k)]
+    lines.append("  pages: " + ", ".join(f"{pages[k]} {k.replace('_', ' ')}" for k in kinds))
     for d in report["databases"]:
         label = "Main DB" if d["name"] is None else d["name"]
         used = d["branch_pages"] + d["leaf_pages"] + d["overflow_pages"]
