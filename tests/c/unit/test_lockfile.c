@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -404,6 +406,19 @@ static void t_lmdb_joins_ours(void)
     CHECK_EQ(run_helper("put", dir, "4", NULL, 0), 0);
     CHECK_EQ(lr->head->txnid, 2);
 
+    /* While we hold the writer mutex, an LMDB writer waits for it. */
+    CHECK_EQ(lockfile_writer_lock(lr, &od), 0);
+    child p = spawn_helper("put", dir, "5");
+    close(p.in);
+    usleep(300 * 1000);
+    int st = 0;
+    CHECK_EQ(waitpid(p.pid, &st, WNOHANG), 0); /* still blocked */
+    CHECK_EQ(lr->head->txnid, 2);
+    lockfile_writer_unlock(lr);
+    CHECK_EQ(reap(p.pid), 0);
+    close(p.out);
+    CHECK_EQ(lr->head->txnid, 3);
+
     lockfile_close(lr, getpid());
     rmdir_all(dir);
     free(dir);
@@ -603,6 +618,68 @@ static void t_bad_magic_or_format(void)
     free(dir);
 }
 
+/* Several processes claim and release slots and take the writer mutex concurrently:
+ * slots are never shared, the high-water mark stays at the number of processes, and the
+ * writer mutex excludes (a shared counter incremented non-atomically under it is exact). */
+static void t_concurrency(void)
+{
+    enum { PROCS = 4, ITERS = 1500 };
+    char *dir = mkdir_tmp();
+    lock_region *lr = NULL;
+    unsigned mr = 126;
+    int first;
+    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    if (!lr)
+        return;
+    CHECK_EQ(lockfile_share(lr, 1), 0);
+    volatile long *counter = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                                  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(counter != MAP_FAILED);
+    *counter = 0;
+    pid_t kids[PROCS];
+    for (int k = 0; k < PROCS; k++) {
+        kids[k] = fork();
+        if (kids[k] == 0) {
+            lock_region *l2 = NULL;
+            unsigned m2 = 0;
+            int f2, bad = 0;
+            if (lockfile_open(&l2, lockpath(dir), 0644, 0, &m2, &f2) ||
+                readers_pidlock(l2, getpid()))
+                _exit(2);
+            for (int i = 0; i < ITERS; i++) {
+                reader_slot *s;
+                if (readers_acquire(l2, getpid(), pthread_self(), &s))
+                    _exit(3);
+                s->txnid = (txnid_t)i;
+                sched_yield();
+                if (s->pid != (uint32_t)getpid() || s->txnid != (txnid_t)i)
+                    bad = 1;
+                readers_release(s);
+                if (i % 10 == 0) {
+                    int od;
+                    if (lockfile_writer_lock(l2, &od) || od)
+                        _exit(4);
+                    long v = *counter;
+                    sched_yield();
+                    *counter = v + 1;
+                    lockfile_writer_unlock(l2);
+                }
+            }
+            lockfile_close(l2, getpid());
+            _exit(bad);
+        }
+    }
+    for (int k = 0; k < PROCS; k++)
+        CHECK_EQ(reap(kids[k]), 0);
+    CHECK_EQ(*counter, PROCS * (ITERS / 10));
+    CHECK(lr->head->numreaders <= PROCS);
+    CHECK_EQ(readers_oldest(lr, 99999), 99999);
+    munmap((void *)counter, 4096);
+    lockfile_close(lr, getpid());
+    rmdir_all(dir);
+    free(dir);
+}
+
 static void t_list_text(void)
 {
     strbuf b = {.n = 0};
@@ -648,6 +725,7 @@ int main(int argc, char **argv)
     UNIT_RUN(t_dead_processes_ours);
     UNIT_RUN(t_readers_full);
     UNIT_RUN(t_bad_magic_or_format);
+    UNIT_RUN(t_concurrency);
     UNIT_RUN(t_list_text);
     UNIT_DONE();
 }
