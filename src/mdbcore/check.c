@@ -534,6 +534,12 @@ int mdbcore_check_txn(MDB_txn *txn, mdbcore_check_report *rep)
 {
     if (!txn || !rep || !txn->env || !txn->env->map || !txn->dbs)
         return EINVAL;
+    /* A write txn that changed pages has a tree the map does not show yet. */
+    if (!(txn->flags & TXN_RDONLY) &&
+        ((txn->dirty && txn->dirty[0].pgno) || (txn->flags & TXN_DIRTY))) {
+        memset(rep, 0, sizeof *rep);
+        return MDB_BAD_TXN;
+    }
     MDB_env *env = txn->env;
     mdbcore_snapshot in;
     memset(&in, 0, sizeof in);

@@ -224,8 +224,9 @@ typedef struct mdbcore_check_report {
  * run.  The report is filled in every case and must be released with
  * mdbcore_check_report_free. */
 int mdbcore_check_snapshot(const mdbcore_snapshot *in, mdbcore_check_report *rep);
-/* Check the snapshot seen by `txn` (a read txn, or a write txn before it wrote anything).
- * Comparators set with mdb_set_compare/mdb_set_dupsort on handles open in the txn are used. */
+/* Check the snapshot seen by `txn` (a read txn, or a write txn before it wrote anything:
+ * a write txn with dirty pages gets MDB_BAD_TXN).  Comparators set with mdb_set_compare /
+ * mdb_set_dupsort on handles open in the txn are used. */
 int mdbcore_check_txn(MDB_txn *txn, mdbcore_check_report *rep);
 /* Begin a read txn on `env`, check it, abort it. */
 int mdbcore_check_env(MDB_env *env, mdbcore_check_report *rep);

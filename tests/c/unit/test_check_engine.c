@@ -203,6 +203,21 @@ static void t_workload_checks_clean(void)
         if (round == 2)
             T(mdb_txn_begin(env, NULL, MDB_RDONLY, &reader));
     }
+    {
+        /* A write txn: checkable before it writes, refused after. */
+        MDB_txn *w;
+        MDB_dbi a;
+        T(mdb_txn_begin(env, NULL, 0, &w));
+        mdbcore_check_report rep;
+        CHECK_EQ(mdbcore_check_txn(w, &rep), 0);
+        mdbcore_check_report_free(&rep);
+        T(mdb_dbi_open(w, "plain", 0, &a));
+        MDB_val k = {3, "zzz"}, v = {3, "val"};
+        T(mdb_put(w, a, &k, &v, 0));
+        CHECK_EQ(mdbcore_check_txn(w, &rep), MDB_BAD_TXN);
+        mdbcore_check_report_free(&rep);
+        mdb_txn_abort(w);
+    }
     if (reader) {
         /* Five commits later, the reader's snapshot is still whole. */
         mdbcore_check_report rep;
