@@ -2,14 +2,26 @@
 
 ``wrap(env)`` returns an :class:`AsyncEnvironment`.  Every engine call runs in
 an executor so the event loop never blocks; cheap accessors (``key()``,
-``value()``, ``item()``, ``id()``, ``path()``, ``max_key_size()``, ...) run
-directly.  A write transaction gets a private single-thread executor, because
-the engine binds write transactions to the thread that began them; each
-transaction holds an :class:`asyncio.Lock` that serialises its own calls and
-its cursors' calls, so ``gather()`` on one transaction is safe.  Iterators are
-consumed in the executor and returned as lists.  Leaving ``async with`` on a
-transaction commits, or aborts on an exception.  Do not mix synchronous and
-asynchronous use of one environment.
+``value()``, ``item()``, ``id()``, ``path()``, ``max_key_size()``,
+``max_readers()``, ``flags()``, ``lib_version()``) run directly.
+
+* A write transaction gets a private single-thread executor, because the
+  engine binds a write transaction (and its writer lock) to the thread that
+  began it; begin, every operation and commit/abort run on that thread, and the
+  executor is shut down when the transaction ends.  A nested write transaction
+  and every cursor use their transaction's executor.
+* Each transaction holds an :class:`asyncio.Lock` that serialises its own calls
+  and its cursors' calls, so ``gather()`` on one transaction is safe.
+* Iterators (``iternext()`` and friends) are consumed in the executor and
+  returned as lists.
+* ``async with`` on a transaction commits on a clean exit and aborts on an
+  exception; after an explicit ``commit()``/``abort()`` the exit does nothing.
+
+The proxies are generated from the synchronous classes, so every public method
+of :class:`mdb.Environment`, :class:`mdb.Transaction` and :class:`mdb.Cursor`
+exists on the wrapper, with the same name, ``__doc__`` and ``__wrapped__``.
+Non-callable attributes are reached through ``__getattr__``.  Do not mix
+synchronous and asynchronous use of one environment.
 """
 
 from __future__ import annotations
@@ -19,14 +31,15 @@ import functools
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, Awaitable, Callable, Generator, Generic, TypeVar
 
+from . import Cursor, Environment, Transaction
+
 __all__ = ["wrap", "AsyncEnvironment", "AsyncTransaction", "AsyncCursor"]
 
 _T = TypeVar("_T")
 
-
-async def _run(executor: Executor | None, fn: Callable[..., _T], *args: Any, **kw: Any) -> _T:
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(executor, functools.partial(fn, *args, **kw))
+_ITERATORS = frozenset(
+    {"iternext", "iternext_dup", "iternext_nodup", "iterprev", "iterprev_dup", "iterprev_nodup"}
+)
 
 
 class _AsyncContextWrapper(Generic[_T]):
@@ -52,12 +65,64 @@ def wrap(env: Any, executor: Executor | None = None) -> AsyncEnvironment:
     return AsyncEnvironment(env, executor)
 
 
+async def _in_executor(executor: Executor | None, fn: Callable[[], _T]) -> _T:
+    return await asyncio.get_running_loop().run_in_executor(executor, fn)
+
+
+def _async_proxy(cls: type, name: str, target: str) -> Callable[..., Awaitable[Any]]:
+    meth = getattr(cls, name)
+    consume = name in _ITERATORS
+
+    @functools.wraps(meth)
+    async def proxy(self: Any, *args: Any, **kw: Any) -> Any:
+        obj = getattr(self, target)
+        if consume:
+            def call() -> Any:
+                return list(getattr(obj, name)(*args, **kw))
+        else:
+            def call() -> Any:
+                return getattr(obj, name)(*args, **kw)
+        return await self._run(call)
+
+    return proxy
+
+
+def _sync_proxy(cls: type, name: str, target: str) -> Callable[..., Any]:
+    meth = getattr(cls, name)
+
+    @functools.wraps(meth)
+    def proxy(self: Any, *args: Any, **kw: Any) -> Any:
+        return getattr(getattr(self, target), name)(*args, **kw)
+
+    return proxy
+
+
+def _public(cls: type) -> list[str]:
+    return sorted(n for n in dir(cls) if not n.startswith("_") and callable(getattr(cls, n)))
+
+
+def _install(wrapper: type, cls: type, target: str, sync: frozenset[str],
+             special: frozenset[str]) -> None:
+    for name in _public(cls):
+        if name in special or name in vars(wrapper):
+            continue
+        proxy = _sync_proxy(cls, name, target) if name in sync else _async_proxy(cls, name,
+                                                                                 target)
+        setattr(wrapper, name, proxy)
+
+
 class AsyncEnvironment:
     """Asynchronous view of an Environment (see :func:`wrap`)."""
 
     def __init__(self, env: Any, executor: Executor | None = None) -> None:
-        self.env = env
-        self.executor = executor
+        self._env = env
+        self._executor = executor
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._env, name)
+
+    async def _run(self, call: Callable[[], _T]) -> _T:
+        return await _in_executor(self._executor, call)
 
     async def __aenter__(self) -> AsyncEnvironment:
         """Return self."""
@@ -65,137 +130,105 @@ class AsyncEnvironment:
 
     async def __aexit__(self, *exc: Any) -> None:
         """Close the environment."""
-        await self.close()
+        await self._run(self._env.close)
 
     def begin(
         self, db: Any = None, parent: Any = None, write: bool = False, buffers: bool = False
     ) -> _AsyncContextWrapper[AsyncTransaction]:
-        """Start a transaction; await it or use ``async with``."""
+        """Start a transaction; await it or use ``async with`` (commits on clean exit)."""
         return _AsyncContextWrapper(self._begin(db, parent, write, buffers))
 
     async def _begin(self, db: Any, parent: Any, write: bool, buffers: bool) -> AsyncTransaction:
-        if write:
-            if parent is not None:
-                executor: Executor | None = parent._executor
-                own = None
-            else:
-                own = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mdb-aio-write")
-                executor = own
+        own: ThreadPoolExecutor | None = None
+        if parent is not None:
+            executor = parent._executor
+        elif write:
+            own = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mdb-aio-write")
+            executor = own
         else:
-            executor, own = self.executor, None
-        ptxn = parent.txn if parent is not None else None
+            executor = self._executor
+        ptxn = parent._txn if parent is not None else None
+
+        def call() -> Any:
+            return self._env.begin(db=db, parent=ptxn, write=write, buffers=buffers)
+
         try:
-            txn = await _run(executor, self.env.begin, db=db, parent=ptxn, write=write,
-                             buffers=buffers)
+            if parent is not None:
+                async with parent._lock:
+                    txn = await _in_executor(executor, call)
+            else:
+                txn = await _in_executor(executor, call)
         except BaseException:
             if own is not None:
                 own.shutdown(wait=False)
             raise
-        return AsyncTransaction(self, txn, executor, own)
-
-    # cheap accessors
-    def path(self) -> str:
-        """The environment's path."""
-        return self.env.path()
-
-    def max_key_size(self) -> int:
-        """Largest key size."""
-        return self.env.max_key_size()
-
-    def max_readers(self) -> int:
-        """Size of the reader table."""
-        return self.env.max_readers()
-
-    def flags(self) -> dict[str, bool]:
-        """The open flags."""
-        return self.env.flags()
-
-    def lib_version(self) -> tuple[int, ...]:
-        """Engine version tuple."""
-        from . import version
-
-        return version()
-
-    # executor calls
-    async def stat(self) -> dict[str, int]:
-        """Environment.stat() in the executor."""
-        return await _run(self.executor, self.env.stat)
-
-    async def info(self) -> dict[str, int]:
-        """Environment.info() in the executor."""
-        return await _run(self.executor, self.env.info)
-
-    async def close(self) -> None:
-        """Environment.close() in the executor."""
-        await _run(self.executor, self.env.close)
-
-    async def copy(self, path: str, compact: bool = False, txn: Any = None) -> None:
-        """Environment.copy() in the executor."""
-        await _run(self.executor, self.env.copy, path, compact=compact, txn=txn)
-
-    async def copyfd(self, fd: int, compact: bool = False, txn: Any = None) -> None:
-        """Environment.copyfd() in the executor."""
-        await _run(self.executor, self.env.copyfd, fd, compact=compact, txn=txn)
-
-    async def sync(self, force: bool = False) -> None:
-        """Environment.sync() in the executor."""
-        await _run(self.executor, self.env.sync, force)
-
-    async def readers(self) -> str:
-        """Environment.readers() in the executor."""
-        return await _run(self.executor, self.env.readers)
-
-    async def reader_check(self) -> int:
-        """Environment.reader_check() in the executor."""
-        return await _run(self.executor, self.env.reader_check)
-
-    async def set_mapsize(self, map_size: int) -> None:
-        """Environment.set_mapsize() in the executor."""
-        await _run(self.executor, self.env.set_mapsize, map_size)
+        return AsyncTransaction(self, txn, executor, own,
+                                parent._lock if parent is not None else None)
 
     async def open_db(self, key: bytes | None = None, txn: Any = None, **kw: Any) -> Any:
-        """Environment.open_db() in the executor (in txn's thread if txn given)."""
+        """Environment.open_db() in the executor (on txn's thread if txn is given)."""
         if txn is not None:
-            async with txn._lock:
-                return await _run(txn._executor, self.env.open_db, key, txn=txn.txn, **kw)
-        return await _run(self.executor, self.env.open_db, key, **kw)
+            return await txn._run(lambda: self._env.open_db(key, txn=txn._txn, **kw))
+        return await self._run(lambda: self._env.open_db(key, **kw))
 
     async def dbs(self, txn: Any = None) -> list[bytes]:
-        """Environment.dbs() in the executor."""
+        """Environment.dbs() in the executor (on txn's thread if txn is given)."""
         if txn is not None:
-            async with txn._lock:
-                return await _run(txn._executor, self.env.dbs, txn.txn)
-        return await _run(self.executor, self.env.dbs)
+            return await txn._run(lambda: self._env.dbs(txn._txn))
+        return await self._run(self._env.dbs)
 
 
 class AsyncTransaction:
     """Asynchronous view of a Transaction."""
 
     def __init__(self, aenv: AsyncEnvironment, txn: Any, executor: Executor | None,
-                 own: ThreadPoolExecutor | None = None) -> None:
-        self.env = aenv
-        self.txn = txn
+                 own: ThreadPoolExecutor | None = None, lock: asyncio.Lock | None = None) -> None:
+        self._aenv = aenv
+        self._txn = txn
         self._executor = executor
         self._own = own
-        self._lock = asyncio.Lock()
+        self._owns_executor = own is not None
+        self._lock = lock if lock is not None else asyncio.Lock()
+        self._done = False
 
-    async def _call(self, fn: Callable[..., _T], *args: Any, **kw: Any) -> _T:
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._txn, name)
+
+    async def _run(self, call: Callable[[], _T]) -> _T:
         async with self._lock:
-            return await _run(self._executor, fn, *args, **kw)
+            return await _in_executor(self._executor, call)
 
     def _finish(self) -> None:
+        self._done = True
         if self._own is not None:
             self._own.shutdown(wait=False)
             self._own = None
+        self._owns_executor = False
 
     async def __aenter__(self) -> AsyncTransaction:
         """Return self."""
         return self
 
     async def __aexit__(self, et: Any, ev: Any, tb: Any) -> None:
-        """Commit on normal exit, abort on exception."""
+        """Commit on a clean exit, abort on an exception; no-op after commit()/abort()."""
+        if self._done:
+            return
         try:
-            await self._call(self.txn.__exit__, et, ev, tb)
+            await self._run(lambda: self._txn.__exit__(et, ev, tb))
+        finally:
+            self._finish()
+
+    async def commit(self) -> None:
+        """Transaction.commit() in the executor; releases a private executor."""
+        try:
+            await self._run(self._txn.commit)
+        finally:
+            self._finish()
+
+    async def abort(self) -> None:
+        """Transaction.abort() in the executor; releases a private executor."""
+        try:
+            await self._run(self._txn.abort)
         finally:
             self._finish()
 
@@ -204,85 +237,23 @@ class AsyncTransaction:
         return _AsyncContextWrapper(self._cursor(db))
 
     async def _cursor(self, db: Any) -> AsyncCursor:
-        cur = await self._call(self.txn.cursor, db)
+        cur = await self._run(lambda: self._txn.cursor(db))
         return AsyncCursor(self, cur)
-
-    def id(self) -> int:
-        """The transaction id."""
-        return self.txn.id()
-
-    async def stat(self, db: Any = None) -> dict[str, int]:
-        """Transaction.stat() in the executor."""
-        return await self._call(self.txn.stat, db)
-
-    async def drop(self, db: Any, delete: bool = True) -> None:
-        """Transaction.drop() in the executor."""
-        await self._call(self.txn.drop, db, delete)
-
-    async def commit(self) -> None:
-        """Commit in the executor."""
-        try:
-            await self._call(self.txn.commit)
-        finally:
-            self._finish()
-
-    async def abort(self) -> None:
-        """Abort in the executor."""
-        try:
-            await self._call(self.txn.abort)
-        finally:
-            self._finish()
-
-    async def get(self, key: Any, default: Any = None, db: Any = None) -> Any:
-        """Transaction.get() in the executor."""
-        return await self._call(self.txn.get, key, default, db)
-
-    async def put(self, key: Any, value: Any, dupdata: bool = True, overwrite: bool = True,
-                  append: bool = False, db: Any = None) -> bool:
-        """Transaction.put() in the executor."""
-        return await self._call(self.txn.put, key, value, dupdata=dupdata,
-                                overwrite=overwrite, append=append, db=db)
-
-    async def replace(self, key: Any, value: Any, db: Any = None) -> Any:
-        """Transaction.replace() in the executor."""
-        return await self._call(self.txn.replace, key, value, db)
-
-    async def pop(self, key: Any, db: Any = None) -> Any:
-        """Transaction.pop() in the executor."""
-        return await self._call(self.txn.pop, key, db)
-
-    async def delete(self, key: Any, value: Any = b"", db: Any = None) -> bool:
-        """Transaction.delete() in the executor."""
-        return await self._call(self.txn.delete, key, value, db)
-
-
-def _cursor_call(name: str) -> Callable[..., Awaitable[Any]]:
-    async def method(self: AsyncCursor, *args: Any, **kw: Any) -> Any:
-        return await self.txn._call(getattr(self.cursor, name), *args, **kw)
-
-    method.__name__ = name
-    method.__doc__ = f"Cursor.{name}() in the transaction's executor."
-    return method
-
-
-def _cursor_iter(name: str) -> Callable[..., Awaitable[list[Any]]]:
-    async def method(self: AsyncCursor, *args: Any, **kw: Any) -> list[Any]:
-        def consume() -> list[Any]:
-            return list(getattr(self.cursor, name)(*args, **kw))
-
-        return await self.txn._call(consume)
-
-    method.__name__ = name
-    method.__doc__ = f"Cursor.{name}() consumed in the executor; returns a list."
-    return method
 
 
 class AsyncCursor:
-    """Asynchronous view of a Cursor."""
+    """Asynchronous view of a Cursor; runs on its transaction's executor."""
 
     def __init__(self, txn: AsyncTransaction, cursor: Any) -> None:
-        self.txn = txn
-        self.cursor = cursor
+        self._atxn = txn
+        self._cursor = cursor
+        self._executor = txn._executor
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cursor, name)
+
+    async def _run(self, call: Callable[[], _T]) -> _T:
+        return await self._atxn._run(call)
 
     async def __aenter__(self) -> AsyncCursor:
         """Return self."""
@@ -290,46 +261,11 @@ class AsyncCursor:
 
     async def __aexit__(self, *exc: Any) -> None:
         """Close the cursor."""
-        await self.close()
+        await self._run(self._cursor.close)
 
-    def key(self) -> Any:
-        """Key of the current record."""
-        return self.cursor.key()
 
-    def value(self) -> Any:
-        """Value of the current record."""
-        return self.cursor.value()
-
-    def item(self) -> tuple[Any, Any]:
-        """The current record."""
-        return self.cursor.item()
-
-    close = _cursor_call("close")
-    first = _cursor_call("first")
-    first_dup = _cursor_call("first_dup")
-    last = _cursor_call("last")
-    last_dup = _cursor_call("last_dup")
-    next = _cursor_call("next")
-    next_dup = _cursor_call("next_dup")
-    next_nodup = _cursor_call("next_nodup")
-    prev = _cursor_call("prev")
-    prev_dup = _cursor_call("prev_dup")
-    prev_nodup = _cursor_call("prev_nodup")
-    set_key = _cursor_call("set_key")
-    set_key_dup = _cursor_call("set_key_dup")
-    set_range = _cursor_call("set_range")
-    set_range_dup = _cursor_call("set_range_dup")
-    get = _cursor_call("get")
-    getmulti = _cursor_call("getmulti")
-    put = _cursor_call("put")
-    putmulti = _cursor_call("putmulti")
-    replace = _cursor_call("replace")
-    pop = _cursor_call("pop")
-    delete = _cursor_call("delete")
-    count = _cursor_call("count")
-    iternext = _cursor_iter("iternext")
-    iternext_dup = _cursor_iter("iternext_dup")
-    iternext_nodup = _cursor_iter("iternext_nodup")
-    iterprev = _cursor_iter("iterprev")
-    iterprev_dup = _cursor_iter("iterprev_dup")
-    iterprev_nodup = _cursor_iter("iterprev_nodup")
+_install(AsyncEnvironment, Environment, "_env",
+         frozenset({"path", "lib_version", "max_key_size", "max_readers", "flags"}),
+         frozenset({"begin"}))
+_install(AsyncTransaction, Transaction, "_txn", frozenset({"id"}), frozenset({"cursor"}))
+_install(AsyncCursor, Cursor, "_cursor", frozenset({"key", "value", "item"}), frozenset())

@@ -112,6 +112,22 @@ PyTypeObject MdbMapBuffer_Type = {
     .tp_doc = "Read-only view of a value inside the memory map; keeps the map alive.",
 };
 
+/* Values spanning several pages are faulted in with the GIL released, so a
+ * cold page does not stall every other thread (only when the value is
+ * actually returned: positioning alone never touches value pages). */
+#define PREFAULT_MIN 8192
+
+static void prefault(EnvObject *env, const char *p, size_t n)
+{
+    volatile char sink = 0;
+    MDB_UNLOCKED(env, {
+        for (size_t i = 0; i < n; i += 4096)
+            sink ^= p[i];
+        sink ^= p[n - 1];
+    });
+    (void)sink;
+}
+
 PyObject *outval_buffers(EnvObject *env, int buffers, const MDB_val *val)
 {
     char *p = (char *)val->mv_data;
@@ -127,6 +143,8 @@ PyObject *outval_buffers(EnvObject *env, int buffers, const MDB_val *val)
         }
         return PyBytes_FromStringAndSize(p, (Py_ssize_t)val->mv_size);
     }
+    if (val->mv_size > PREFAULT_MIN)
+        prefault(env, p, val->mv_size);
     MapBuffer *mb = PyObject_New(MapBuffer, &MdbMapBuffer_Type);
     if (!mb)
         return NULL;
@@ -142,7 +160,20 @@ PyObject *outval_buffers(EnvObject *env, int buffers, const MDB_val *val)
 
 PyObject *outval(TxnObject *txn, const MDB_val *val)
 {
-    if (!txn->buffers)
+    if (txn->buffers)
+        return outval_buffers(txn->env, 1, val);
+    if (val->mv_size < (1u << 16))
         return PyBytes_FromStringAndSize((const char *)val->mv_data, (Py_ssize_t)val->mv_size);
-    return outval_buffers(txn->env, 1, val);
+    /* large copy: do it (and its page faults) without the GIL; the txn is
+     * marked busy so no other thread can end it meanwhile */
+    PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)val->mv_size);
+    if (!b)
+        return NULL;
+    char *dst = PyBytes_AS_STRING(b);
+    const void *src = val->mv_data;
+    size_t n = val->mv_size;
+    txn->busy++;
+    MDB_UNLOCKED(txn->env, memcpy(dst, src, n));
+    txn->busy--;
+    return b;
 }

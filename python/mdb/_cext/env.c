@@ -65,9 +65,10 @@ static int env_init(EnvObject *self, PyObject *args, PyObject *kwds)
     static char *kwlist[] = {"path", "map_size", "subdir", "readonly", "metasync", "sync",
                              "map_async", "mode", "create", "readahead", "writemap",
                              "meminit", "max_readers", "max_dbs", "max_spare_txns", "lock",
-                             NULL};
+                             "lib_version", NULL};
     PyObject *path_bytes = NULL;
     PyObject *map_size_o = NULL, *max_readers_o = NULL, *max_dbs_o = NULL;
+    PyObject *lib_version_o = Py_None;
     unsigned long long map_size = 10485760ULL;
     int subdir = 1, readonly = 0, metasync = 1, sync = 1, map_async = 0, create = 1;
     int readahead = 1, writemap = 0, meminit = 1, lock = 1;
@@ -80,12 +81,31 @@ static int env_init(EnvObject *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_TypeError, "Environment is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|OpppppippppOOip", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|OpppppippppOOipO", kwlist,
                                      PyUnicode_FSConverter, &path_bytes, &map_size_o, &subdir,
                                      &readonly, &metasync, &sync, &map_async, &mode, &create,
                                      &readahead, &writemap, &meminit, &max_readers_o, &max_dbs_o,
-                                     &max_spare_txns, &lock))
+                                     &max_spare_txns, &lock, &lib_version_o))
         return -1;
+    if (lib_version_o != Py_None) {
+        /* one engine: LMDB 0.9's format; py-lmdb's 1.0 engine is not available */
+        long lv = PyLong_AsLong(lib_version_o);
+        if (lv == -1 && PyErr_Occurred()) {
+            Py_DECREF(path_bytes);
+            return -1;
+        }
+        if (lv < 0) {
+            PyErr_SetString(PyExc_OverflowError, "lib_version must be a non-negative integer");
+            Py_DECREF(path_bytes);
+            return -1;
+        }
+        if (lv != 0) {
+            PyErr_Format(mdb_Error, "lib_version=%ld is not available: mdb implements LMDB 0.9",
+                         lv);
+            Py_DECREF(path_bytes);
+            return -1;
+        }
+    }
     if (map_size_o) {
         map_size = PyLong_AsUnsignedLongLong(map_size_o);
         if (PyErr_Occurred()) {

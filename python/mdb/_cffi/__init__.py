@@ -196,6 +196,7 @@ class Environment:
         max_dbs: int = 0,
         max_spare_txns: int = 0,
         lock: bool = True,
+        lib_version: int | None = None,
     ) -> None:
         self._valid = False
         self._keeper: _MapKeeper | None = None
@@ -205,6 +206,11 @@ class Environment:
         self._writer = 0
         self._spare: Any = None
         self._dbs: dict[bytes, _Database] = {}
+        if lib_version is not None:
+            if lib_version < 0:
+                raise OverflowError("lib_version must be a non-negative integer")
+            if lib_version != 0:
+                raise Error(f"lib_version={lib_version} is not available: mdb implements LMDB 0.9")
         for name, val, top in (("map_size", map_size, 1 << 64), ("max_readers", max_readers,
                                1 << 32), ("max_dbs", max_dbs, 1 << 32)):
             if not isinstance(val, int):
@@ -300,6 +306,8 @@ class Environment:
         keeper = self._keeper
         if keeper is None or not lo or addr < lo or addr + size > hi:
             return memoryview(ffi.unpack(ffi.cast("char *", val.mv_data), size))
+        if size > 8192:  # fault multi-page values in with the GIL released
+            lib.mdbpy_prefault(ffi.cast("char *", val.mv_data), size)
         keeper.exports += 1
         p = ffi.gc(ffi.cast("char *", val.mv_data), _release_export(keeper))
         return memoryview(ffi.buffer(p, size)).toreadonly()

@@ -115,6 +115,7 @@ int mdbpy_cursor_get(MDB_cursor *cur, int op, const char *k, size_t klen, const 
 int mdbpy_cursor_put(MDB_cursor *cur, const char *k, size_t klen, const char *v, size_t vlen,
                      unsigned int flags);
 int mdbpy_have_check(void);
+void mdbpy_prefault(const char *p, size_t n);
 """
 
 

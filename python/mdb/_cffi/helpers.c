@@ -45,6 +45,16 @@ int mdbpy_cursor_put(MDB_cursor *cur, const char *k, size_t klen, const char *v,
     return mdb_cursor_put(cur, &key, &val, flags);
 }
 
+void mdbpy_prefault(const char *p, size_t n)
+{
+    volatile char sink = 0;
+    for (size_t i = 0; i < n; i += 4096)
+        sink ^= p[i];
+    if (n)
+        sink ^= p[n - 1];
+    (void)sink;
+}
+
 #if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_CORE_CHECK)
 #include <errno.h>
 #include <stdlib.h>

@@ -20,6 +20,8 @@ int mdbpy_cursor_get(MDB_cursor *cur, int op, const char *k, size_t klen, const 
 int mdbpy_cursor_put(MDB_cursor *cur, const char *k, size_t klen, const char *v, size_t vlen,
                      unsigned int flags);
 int mdbpy_have_check(void);
+/* Touch every page of [p, p+n) (cffi calls it with the GIL released). */
+void mdbpy_prefault(const char *p, size_t n);
 
 /* Checker glue (only with our core; see build.py --core-check). */
 void *mdbpy_check_run(MDB_env *env, int *rc);
