@@ -38,7 +38,7 @@ if [ -n "$LIB" ]; then
     OSRC=""; LSRC=""; CSRC=""; LINK="$LIB -pthread"
 else
     OSRC="$S/os_posix.c $S/os_fault.c"
-    LSRC="$S/lockfile.c $S/readers.c $S/os_posix.c"
+    LSRC="$S/lockfile.c $S/readers.c $S/os_posix.c $S/os_fault.c"
     CSRC="$S/check.c $S/walk.c $S/os_posix.c tests/c/unit/tools/stub_engine.c"
     LINK=""
 fi

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lockfile.h"
+#include "mdbcore.h"
 #include "os.h"
 #include "readers.h"
 #include "unit.h"
@@ -680,6 +681,39 @@ static void t_concurrency(void)
     free(dir);
 }
 
+/* A read-only env on a read-only filesystem runs without locks; a writable one fails.
+ * (EROFS is injected through the fault seam.) */
+static void t_erofs(void)
+{
+    char *dir = mkdir_tmp();
+    lock_region *lr = (lock_region *)1;
+    unsigned mr = 126;
+    int first = -1;
+    CHECK_EQ(mdbcore_fault_fail_nth(MDBCORE_FAULT_OPEN, 1, EROFS), 0);
+    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 1, &mr, &first), 0);
+    CHECK(lr == NULL);
+    CHECK_EQ(first, 0);
+    CHECK_EQ(mdbcore_fault_fail_nth(MDBCORE_FAULT_OPEN, 1, EROFS), 0);
+    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), EROFS);
+    CHECK_EQ(mdbcore_fault_fail_nth(MDBCORE_FAULT_OPEN, 1, EACCES), 0);
+    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 1, &mr, &first), EACCES);
+    /* a failing map of the lock file is reported and leaves nothing behind */
+    CHECK_EQ(mdbcore_fault_fail_nth(MDBCORE_FAULT_MMAP, 1, ENOMEM), 0);
+    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), ENOMEM);
+    mdbcore_fault_reset();
+    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    CHECK_EQ(first, 1); /* the failed attempt kept no lock */
+    lockfile_close(lr, getpid());
+    /* without a lock region the reader functions are harmless */
+    CHECK_EQ(readers_pidlock(NULL, getpid()), 0);
+    CHECK_EQ(readers_oldest(NULL, 42), 42);
+    int dead = -1;
+    CHECK_EQ(readers_check(NULL, getpid(), &dead), 0);
+    CHECK_EQ(dead, 0);
+    rmdir_all(dir);
+    free(dir);
+}
+
 static void t_list_text(void)
 {
     strbuf b = {.n = 0};
@@ -726,6 +760,7 @@ int main(int argc, char **argv)
     UNIT_RUN(t_readers_full);
     UNIT_RUN(t_bad_magic_or_format);
     UNIT_RUN(t_concurrency);
+    UNIT_RUN(t_erofs);
     UNIT_RUN(t_list_text);
     UNIT_DONE();
 }
