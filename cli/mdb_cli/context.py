@@ -164,7 +164,7 @@ class App:
             return env.open_db(None, txn=txn, create=False)
         eng = self.engine
         try:
-            return env.open_db(name.encode(), txn=txn, create=False)
+            return env.open_db(name_bytes(name), txn=txn, create=False)
         except eng.Error as exc:
             kind = type(exc).__name__
             where = f" in {path}" if path else ""
@@ -182,7 +182,8 @@ def named_dbs(env: Any, txn: Any) -> list[str]:
     """Names of the named databases, as mdb_dump -a and mdb_stat -a find them.
 
     They are the keys of the main database that open as databases; keys with a NUL
-    byte, keys that are not UTF-8 and plain records are skipped.
+    byte and plain records are skipped. Names that are not UTF-8 survive through
+    surrogate escapes (see :func:`name_text`).
     """
     eng = engine.get()
     main = env.open_db(None, txn=txn, create=False)
@@ -192,13 +193,21 @@ def named_dbs(env: Any, txn: Any) -> list[str]:
             key = bytes(key)
             if b"\0" in key:
                 continue
-            try:
-                text = key.decode("utf-8")
-            except UnicodeDecodeError:
-                continue
+            text = name_text(key)
             try:
                 env.open_db(key, txn=txn, create=False)
             except eng.Error:
                 continue
             names.append(text)
     return names
+
+
+def name_text(raw: bytes) -> str:
+    """A database name as text: UTF-8, with undecodable bytes kept as surrogate
+    escapes, the way Python hands over command-line arguments. :func:`name_bytes`
+    gives the exact bytes back, so any name LMDB accepts round-trips."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def name_bytes(name: str) -> bytes:
+    return name.encode("utf-8", "surrogateescape")

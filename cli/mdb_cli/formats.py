@@ -246,7 +246,7 @@ class DumpReader:
             line = self._readline()
             if not line:
                 raise self.error("unexpected end of input: expected HEADER=END")
-            text = line.rstrip(b"\r\n").decode("utf-8", "replace")
+            text = line.rstrip(b"\r\n").decode("utf-8", "surrogateescape")
             if text == "HEADER=END":
                 break
             if "=" not in text:

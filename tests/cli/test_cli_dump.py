@@ -163,3 +163,25 @@ def test_failed_dump_leaves_no_output_file(
     assert res.exit_code == 1
     assert "damaged" in res.stderr and "mdb-cli check" in res.stderr
     assert not out.exists()
+
+
+def test_database_names_that_are_not_utf8(run, tmp_path: Path) -> None:
+    from conftest import proc_env  # noqa: F401  (same helpers as the other tests)
+    from mdb_cli import engine
+
+    src = tmp_path / "src"
+    src.mkdir()
+    env = engine.get().open(str(src), max_dbs=4)
+    db = env.open_db(b"caf\xe9 \xff")
+    with env.begin(write=True) as txn:
+        txn.put(b"k", b"v", db=db)
+    env.close()
+    assert run("dump", "-l", str(src)).stdout_bytes == b"caf\xe9 \xff\n"
+    res = run("dump", "-a", str(src))
+    assert res.stdout_bytes == real("mdb_dump", "-a", str(src))
+    assert b"database=caf\xe9 \xff\n" in res.stdout_bytes
+    dst = tmp_path / "dst"
+    assert run("load", str(dst), input=res.stdout_bytes).exit_code == 0
+    assert real("mdb_dump", "-a", str(dst)) == res.stdout_bytes
+    stat = run("stat", "-a", str(src))
+    assert stat.stdout_bytes == real("mdb_stat", "-a", str(src))

@@ -15,7 +15,7 @@ from typing import IO, Any, Optional
 import click
 
 from mdb_cli import engine
-from mdb_cli.context import App, named_dbs
+from mdb_cli.context import App, name_bytes, named_dbs
 from mdb_cli.errors import EXIT_USAGE
 from mdb_cli.formats import dump_header, jsonl_record, write_records
 from mdb_cli.output import binary_stdout
@@ -82,7 +82,7 @@ def dump(
             with environment.begin() as txn:
                 if list_only:
                     for listed in named_dbs(environment, txn):
-                        click.echo(listed)
+                        click.echo(name_bytes(listed) + b"\n", nl=False)
                     return
                 names: list[Optional[str]]
                 if all_dbs:
@@ -130,8 +130,10 @@ def dump(
 
 def _open_output(output: str) -> IO[str]:
     if output == "-":
-        return io.TextIOWrapper(binary_stdout(), encoding="utf-8", newline="\n")
-    return open(output, "w", encoding="utf-8", newline="\n")
+        return io.TextIOWrapper(
+            binary_stdout(), encoding="utf-8", errors="surrogateescape", newline="\n"
+        )
+    return open(output, "w", encoding="utf-8", errors="surrogateescape", newline="\n")
 
 
 def _write_jsonl(out: IO[str], txn: Any, db: Any) -> None:

@@ -21,7 +21,7 @@ from typing import IO, Any, Callable, Iterator, Optional
 import click
 
 from mdb_cli import engine
-from mdb_cli.context import App
+from mdb_cli.context import App, name_bytes
 from mdb_cli.errors import EXIT_USAGE
 from mdb_cli.formats import DumpReader, InputError, read_jsonl, read_text_pairs
 from mdb_cli.output import Progress, SizeType, binary_stdin, human_size, stderr_is_tty
@@ -290,7 +290,7 @@ class Loader:
         try:
             with app.begin_write(env, self.path) as txn:
                 db = env.open_db(
-                    None if name is None else name.encode(), txn=txn, create=True, **kwargs
+                    None if name is None else name_bytes(name), txn=txn, create=True, **kwargs
                 )
                 have = engine.db_flags(db, txn)
         except eng.Error as exc:

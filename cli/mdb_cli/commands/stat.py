@@ -14,7 +14,7 @@ from typing import Any, Optional
 import click
 
 from mdb_cli import engine
-from mdb_cli.context import App, named_dbs
+from mdb_cli.context import App, name_bytes, named_dbs
 from mdb_cli.errors import EXIT_USAGE
 from mdb_cli.freelist import FreelistError, read_freelist
 from mdb_cli.output import echo_json
@@ -87,7 +87,7 @@ def stat(
     if as_json:
         echo_json(report)
     else:
-        click.echo(_render(report, freelist), nl=False)
+        click.echo(_render(report, freelist).encode("utf-8", "surrogateescape"), nl=False)
 
 
 def _freelist(app: App, environment: Any, path: str, nosubdir: bool) -> dict[str, Any]:
@@ -151,7 +151,7 @@ def _collect(
             dbs[""] = txn.stat(environment.open_db(None, txn=txn, create=False))
             if all_dbs:
                 for db_name in named_dbs(environment, txn):
-                    db = environment.open_db(db_name.encode(), txn=txn, create=False)
+                    db = environment.open_db(name_bytes(db_name), txn=txn, create=False)
                     dbs[db_name] = txn.stat(db)
     report["databases"] = [
         {"name": (k or None), **{f: int(v[f]) for _label, f in _DB_FIELDS}} for k, v in dbs.items()
