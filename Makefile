@@ -186,8 +186,8 @@ ctest-api: $(API_TEST_BINS)
 	@$(RUN_C) "api" $(RESULTS) \
 	  $(foreach b,$(API_TEST_BINS),"$(abspath $(b))") \
 	  "check_headers::$(PYTHON) tests/c/api/check_headers.py src/mdbcore/lmdb.h $(SYSTEM_HDR)" \
-	  "check_exports::$(EXPORTS_CHECK)" \
-	  $(if $(EXPORTS_CHECK_TEST),"check_exports(test.so)::$(EXPORTS_CHECK_TEST)")
+	  $(if $(SANITIZED),,"check_exports::$(EXPORTS_CHECK)") \
+	  $(if $(SANITIZED)$(if $(EXPORTS_CHECK_TEST),,x),,"check_exports(test.so)::$(EXPORTS_CHECK_TEST)")
 
 ctest-badfile: $(BADFILE_BIN)
 	@$(RUN_C) "bad files$(if $(BADFILE_ARGS), $(BADFILE_ARGS))" $(RESULTS) "$(abspath $(BADFILE_BIN)) $(BADFILE_ARGS)"
@@ -236,10 +236,13 @@ test:
 	exit $$rc
 
 # ---- sanitizers: a separate build tree; C tests and the bad-file test only ----
+# (The export checks are left to `make test`: in a sanitizer build the library's libc and
+# sanitizer references are resolved by the runtime in the executable, so nm -D shows them
+# as unversioned undefined symbols.)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g" WARN="-Wall -Wextra" \
-	  EXTRA_CFLAGS="$(SAN)" EXTRA_LDFLAGS="$(SAN)" LMDB_IMPL=$(LMDB_IMPL) asan-run
+	  EXTRA_CFLAGS="$(SAN)" EXTRA_LDFLAGS="$(SAN)" LMDB_IMPL=$(LMDB_IMPL) SANITIZED=1 asan-run
 
 asan-run: export ASAN_OPTIONS := detect_leaks=1:abort_on_error=0:strict_string_checks=1
 asan-run: export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1

@@ -20,6 +20,8 @@ import subprocess
 import sys
 
 API_COUNT = 56
+# A sanitizer build leaves these to the runtime linked into the executable.
+SANITIZER_PREFIXES = ("__asan_", "__ubsan_", "__lsan_", "__sanitizer_")
 
 
 def map_names(path):
@@ -46,7 +48,8 @@ def unresolved(lib):
     bad = []
     for line in out.splitlines():
         parts = line.split()
-        if len(parts) == 2 and parts[0] == "U" and "@" not in parts[1]:
+        if (len(parts) == 2 and parts[0] == "U" and "@" not in parts[1]
+                and not parts[1].startswith(SANITIZER_PREFIXES)):
             bad.append(parts[1])
     return sorted(bad)
 
