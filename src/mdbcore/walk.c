@@ -245,6 +245,7 @@ static void walk_subpage(walker *w, walk_tree *t, pgno_t pgno, const uint8_t *sp
             prev = key;
         }
     } else {
+        uint32_t space = 0;
         for (unsigned j = 0; j < n; j++) {
             unsigned off = rd16(sp + PAGEHDRSZ + 2 * j);
             if (off < upper || (uint64_t)off + NODESIZE > size) {
@@ -266,7 +267,12 @@ static void walk_subpage(walker *w, walk_tree *t, pgno_t pgno, const uint8_t *sp
             key.mv_data = (void *)(nd + NODESIZE);
             key_order(w, t, pgno, t->dcmp, j ? &prev : NULL, &key, NULL, NULL, j);
             prev = key;
+            space += (NODESIZE + ks + 1u) & ~1u;
         }
+        /* The dups are packed from upper to the end of the sub-page. */
+        if (space != size - upper)
+            prob(w, t, pgno, MDBCORE_P_NODE, "node %u: sub-page holds %u bytes of dups in %u",
+                 i, space, size - upper);
     }
     t->entries += n;
     t->subpages++;
