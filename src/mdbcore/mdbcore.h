@@ -228,7 +228,9 @@ int mdbcore_check_snapshot(const mdbcore_snapshot *in, mdbcore_check_report *rep
  * a write txn with dirty pages gets MDB_BAD_TXN).  Comparators set with mdb_set_compare /
  * mdb_set_dupsort on handles open in the txn are used. */
 int mdbcore_check_txn(MDB_txn *txn, mdbcore_check_report *rep);
-/* Begin a read txn on `env`, check it, abort it. */
+/* Begin a read txn on `env`, check it, abort it.  Comparators of the env's open handles
+ * are used.  Like any mdb_txn_begin, it fails with MDB_BAD_RSLOT if the calling thread
+ * already has a read txn open on this env (unless the env uses MDB_NOTLS). */
 int mdbcore_check_env(MDB_env *env, mdbcore_check_report *rep);
 void mdbcore_check_report_free(mdbcore_check_report *rep);
 /* Print the report in human form (summary, per-DB table, problems) through `func`. */
