@@ -117,7 +117,7 @@ int page_check(const MDB_env *env, const page *p, pgno_t pgno)
 int node_check(const MDB_env *env, const page *p, unsigned i)
 {
     unsigned off = p->slots[i];
-    if (off < p->u.bounds.upper || off + NODESIZE > env->psize)
+    if (off < p->u.bounds.upper || (off & 1) || off + NODESIZE > env->psize)
         return CORRUPT_AT(p->pgno);
     const node_header *n = (const node_header *)((const uint8_t *)p + off);
     size_t end = off + NODESIZE + n->ksize;
