@@ -73,6 +73,8 @@ int env_copyfd(MDB_env *env, int fd, unsigned flags)
 
 int env_copy_path(MDB_env *env, const char *path, unsigned flags)
 {
+    if (flags)
+        return EINVAL; /* before creating a file we could not fill */
     char *target;
     if (env->flags & MDB_NOSUBDIR) {
         target = strdup(path);

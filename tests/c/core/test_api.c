@@ -1,0 +1,249 @@
+/*
+ * test_api.c -- deterministic API scenarios: flags of put, MAP_FULL and growing the map while
+ * open, poisoned txns, a 200 MiB value, NOSUBDIR/NOTLS/NOLOCK, reset/renew, drop, copy,
+ * strerror/version, refused DUPSORT.
+ *   test_api WORKDIR
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lmdb.h"
+
+#define CHECK(x)                                                                         \
+    do {                                                                                 \
+        int rc_ = (x);                                                                   \
+        if (rc_) {                                                                       \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, mdb_strerror(rc_)); \
+            exit(1);                                                                     \
+        }                                                                                \
+    } while (0)
+#define EXPECT(x, want)                                                                  \
+    do {                                                                                 \
+        int rc_ = (x);                                                                   \
+        if (rc_ != (want)) {                                                             \
+            fprintf(stderr, "%s:%d: %s: got %d (%s), want %s\n", __FILE__, __LINE__, #x, rc_, \
+                    mdb_strerror(rc_), #want);                                           \
+            exit(1);                                                                     \
+        }                                                                                \
+    } while (0)
+
+static char dirbuf[4096];
+static const char *sub(const char *base, const char *name)
+{
+    snprintf(dirbuf, sizeof(dirbuf), "%s/%s", base, name);
+    return dirbuf;
+}
+
+static MDB_val V(const char *s) { MDB_val v = {strlen(s), (void *)s}; return v; }
+
+static int count_lines(const char *msg, void *ctx)
+{
+    (void)msg;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *work = argv[1];
+    mkdir(work, 0755);
+    MDB_env *env;
+    MDB_txn *txn, *rtxn;
+    MDB_dbi dbi;
+    MDB_val k, v;
+
+    /* strerror / version */
+    if (strcmp(mdb_strerror(MDB_NOTFOUND), "MDB_NOTFOUND: No matching key/data pair found") ||
+        strcmp(mdb_strerror(0), "Successful return: 0") ||
+        strcmp(mdb_strerror(-1), "Invalid error code") || strcmp(mdb_strerror(ENOENT), strerror(ENOENT)))
+        return fprintf(stderr, "strerror texts\n"), 1;
+    int ma, mi, pa;
+    mdb_version(&ma, &mi, &pa);
+    if (MDB_VERINT(ma, mi, pa) != 0x0009001D)
+        return fprintf(stderr, "version\n"), 1;
+
+    /* put flags */
+    const char *d1 = sub(work, "flags");
+    mkdir(d1, 0755);
+    CHECK(mdb_env_create(&env));
+    CHECK(mdb_env_set_maxdbs(env, 4));
+    CHECK(mdb_env_open(env, d1, 0, 0644));
+    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+    CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));
+    k = V("a"), v = V("one");
+    CHECK(mdb_put(txn, dbi, &k, &v, 0));
+    v = V("two");
+    EXPECT(mdb_put(txn, dbi, &k, &v, MDB_NOOVERWRITE), MDB_KEYEXIST);
+    if (v.mv_size != 3 || memcmp(v.mv_data, "one", 3))
+        return fprintf(stderr, "NOOVERWRITE must return the existing value\n"), 1;
+    k = V("c"), v = V("3");
+    CHECK(mdb_put(txn, dbi, &k, &v, MDB_APPEND));
+    k = V("b");
+    EXPECT(mdb_put(txn, dbi, &k, &v, MDB_APPEND), MDB_KEYEXIST);
+    k = V("c");
+    EXPECT(mdb_put(txn, dbi, &k, &v, MDB_APPEND), MDB_KEYEXIST);
+    k = V("");
+    EXPECT(mdb_put(txn, dbi, &k, &v, 0), MDB_BAD_VALSIZE);
+    char big[600];
+    memset(big, 'k', sizeof(big));
+    k.mv_size = 512, k.mv_data = big;
+    EXPECT(mdb_put(txn, dbi, &k, &v, 0), MDB_BAD_VALSIZE);
+    k.mv_size = 511;
+    CHECK(mdb_put(txn, dbi, &k, &v, 0));
+    k = V("r"), v.mv_size = 5000, v.mv_data = NULL;
+    CHECK(mdb_put(txn, dbi, &k, &v, MDB_RESERVE));
+    memset(v.mv_data, 'R', 5000);
+    MDB_cursor *c;
+    CHECK(mdb_cursor_open(txn, dbi, &c));
+    k = V("a");
+    CHECK(mdb_cursor_get(c, &k, &v, MDB_SET));
+    v = V("ONE!");
+    CHECK(mdb_cursor_put(c, &k, &v, MDB_CURRENT));
+    CHECK(mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT));
+    if (v.mv_size != 4 || memcmp(v.mv_data, "ONE!", 4))
+        return fprintf(stderr, "CURRENT\n"), 1;
+    EXPECT(mdb_cursor_count(c, &(size_t){0}), MDB_INCOMPATIBLE);
+    MDB_dbi dd;
+    EXPECT(mdb_dbi_open(txn, "dups", MDB_CREATE | MDB_DUPSORT, &dd), MDB_INCOMPATIBLE);
+    EXPECT(mdb_txn_begin(env, txn, 0, &rtxn), MDB_INCOMPATIBLE);
+    CHECK(mdb_txn_commit(txn));
+    CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+    k = V("r");
+    CHECK(mdb_get(txn, dbi, &k, &v));
+    if (v.mv_size != 5000 || ((char *)v.mv_data)[4999] != 'R')
+        return fprintf(stderr, "RESERVE\n"), 1;
+    k = V("zz");
+    EXPECT(mdb_get(txn, dbi, &k, &v), MDB_NOTFOUND);
+    EXPECT(mdb_put(txn, dbi, &k, &v, 0), EACCES);
+    /* reset / renew */
+    mdb_txn_reset(txn);
+    EXPECT(mdb_get(txn, dbi, &k, &v), MDB_BAD_TXN);
+    CHECK(mdb_txn_renew(txn));
+    k = V("a");
+    CHECK(mdb_get(txn, dbi, &k, &v));
+    int lines = 0;
+    CHECK(mdb_reader_list(env, count_lines, &lines));
+    if (lines != 2)
+        return fprintf(stderr, "reader_list lines %d\n", lines), 1;
+    mdb_txn_abort(txn);
+    int dead = -1;
+    CHECK(mdb_reader_check(env, &dead));
+    /* drop */
+    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+    CHECK(mdb_dbi_open(txn, "named", MDB_CREATE, &dd));
+    for (int i = 0; i < 1000; i++) {
+        char kb[16];
+        snprintf(kb, sizeof(kb), "%06d", i);
+        k = V(kb), v = V("value-value-value");
+        CHECK(mdb_put(txn, dd, &k, &v, 0));
+    }
+    CHECK(mdb_txn_commit(txn));
+    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+    CHECK(mdb_drop(txn, dd, 0));
+    MDB_stat st;
+    CHECK(mdb_stat(txn, dd, &st));
+    if (st.ms_entries || st.ms_depth)
+        return fprintf(stderr, "drop 0\n"), 1;
+    CHECK(mdb_drop(txn, dd, 1));
+    CHECK(mdb_txn_commit(txn));
+    CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+    EXPECT(mdb_dbi_open(txn, "named", 0, &dd), MDB_NOTFOUND);
+    mdb_txn_abort(txn);
+    /* copy */
+    const char *d2 = sub(work, "copy");
+    mkdir(d2, 0755);
+    CHECK(mdb_env_copy(env, d2));
+    EXPECT(mdb_env_copy2(env, d2, MDB_CP_COMPACT), EINVAL);
+    mdb_env_close(env);
+
+    /* MAP_FULL, poisoned txn, grow the map while open */
+    const char *d3 = sub(work, "mapfull");
+    mkdir(d3, 0755);
+    CHECK(mdb_env_create(&env));
+    CHECK(mdb_env_set_mapsize(env, 1 << 20));
+    CHECK(mdb_env_open(env, d3, MDB_NOSYNC, 0644));
+    static char val[100000];
+    memset(val, 'v', sizeof(val));
+    int i, rc = 0;
+    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+    for (i = 0; i < 100; i++) {
+        char kb[16];
+        snprintf(kb, sizeof(kb), "big%03d", i);
+        k = V(kb), v.mv_size = sizeof(val), v.mv_data = val;
+        if ((rc = mdb_put(txn, 1, &k, &v, 0)) != 0)
+            break;
+    }
+    EXPECT(rc, MDB_MAP_FULL);
+    EXPECT(mdb_put(txn, 1, &k, &v, 0), MDB_BAD_TXN);
+    EXPECT(mdb_txn_commit(txn), MDB_BAD_TXN);
+    CHECK(mdb_env_set_mapsize(env, 64 << 20));
+    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+    for (i = 0; i < 100; i++) {
+        char kb[16];
+        snprintf(kb, sizeof(kb), "big%03d", i);
+        k = V(kb), v.mv_size = sizeof(val), v.mv_data = val;
+        CHECK(mdb_put(txn, 1, &k, &v, 0));
+    }
+    CHECK(mdb_txn_commit(txn));
+    MDB_envinfo info;
+    CHECK(mdb_env_info(env, &info));
+    if (info.me_mapsize != 64 << 20)
+        return fprintf(stderr, "mapsize\n"), 1;
+    mdb_env_close(env);
+
+    /* a 200 MiB value, NOSUBDIR + NOTLS */
+    const char *f4 = sub(work, "bigvalue.mdb");
+    CHECK(mdb_env_create(&env));
+    CHECK(mdb_env_set_mapsize(env, 1ul << 30));
+    CHECK(mdb_env_open(env, f4, MDB_NOSUBDIR | MDB_NOTLS, 0644));
+    size_t bl = 200u << 20;
+    char *bv = malloc(bl);
+    for (size_t j = 0; j < bl; j++)
+        bv[j] = (char)(j * 131 >> 7);
+    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+    k = V("huge"), v.mv_size = bl, v.mv_data = bv;
+    CHECK(mdb_put(txn, 1, &k, &v, 0));
+    CHECK(mdb_txn_commit(txn));
+    CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+    CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &rtxn)); /* NOTLS: two readers, one thread */
+    CHECK(mdb_get(rtxn, 1, &k, &v));
+    if (v.mv_size != bl || memcmp(v.mv_data, bv, bl))
+        return fprintf(stderr, "big value\n"), 1;
+    mdb_txn_abort(rtxn);
+    mdb_txn_abort(txn);
+    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+    CHECK(mdb_del(txn, 1, &k, NULL));
+    CHECK(mdb_txn_commit(txn));
+    mdb_env_close(env);
+    free(bv);
+
+    /* NOLOCK */
+    const char *d5 = sub(work, "nolock");
+    mkdir(d5, 0755);
+    CHECK(mdb_env_create(&env));
+    CHECK(mdb_env_open(env, d5, MDB_NOLOCK, 0644));
+    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+    k = V("x"), v = V("y");
+    CHECK(mdb_put(txn, 1, &k, &v, 0));
+    CHECK(mdb_txn_commit(txn));
+    if (access(sub(work, "nolock/lock.mdb"), F_OK) == 0)
+        return fprintf(stderr, "NOLOCK made a lock file\n"), 1;
+    mdb_env_close(env);
+
+    /* opening a foreign file */
+    const char *d6 = sub(work, "foreign");
+    mkdir(d6, 0755);
+    FILE *f = fopen(sub(work, "foreign/data.mdb"), "w");
+    for (int j = 0; j < 9000; j++)
+        fputc('z', f);
+    fclose(f);
+    CHECK(mdb_env_create(&env));
+    EXPECT(mdb_env_open(env, sub(work, "foreign"), MDB_RDONLY | MDB_NOLOCK, 0644), MDB_INVALID);
+    mdb_env_close(env);
+    printf("api: all scenarios OK\n");
+    return 0;
+}
