@@ -57,7 +57,9 @@ def timed(fn: Callable[[], int]) -> float:
         gc.enable()
 
 
-def run_once(mod: Any, n: int, keys: list[bytes], order: list[bytes], val: bytes) -> dict[str, float]:
+def run_once(
+    mod: Any, n: int, keys: list[bytes], order: list[bytes], val: bytes
+) -> dict[str, float]:
     res: dict[str, float] = {}
     d = tempfile.mkdtemp(prefix="py_bench")
     try:
@@ -121,8 +123,10 @@ def main() -> int:
     val = b"v" * 100
     import mdb
 
-    print(f"# {platform.node()} {platform.machine()} cpus={os.cpu_count()} "
-          f"python={platform.python_version()} n={args.n} repeat={args.repeat}")
+    print(
+        f"# {platform.node()} {platform.machine()} cpus={os.cpu_count()} "
+        f"python={platform.python_version()} n={args.n} repeat={args.repeat}"
+    )
     print(f"# mdb engine={mdb.backend_features['engine']} version={mdb.version()}")
     if "py-lmdb" in mods:
         print(f"# py-lmdb {mods['py-lmdb'].__version__} engine={mods['py-lmdb'].version()}")
@@ -132,9 +136,15 @@ def main() -> int:
         results[name] = {op: statistics.median(r[op] for r in runs) for op in runs[0]}
     ops = list(next(iter(results.values())))
     names = list(results)
-    print(f"{'operation (ops/s)':<20}" + "".join(f"{n:>14}" for n in names)
-          + ("".join(f"{n + '/py-lmdb':>22}" for n in names if n != "py-lmdb")
-             if "py-lmdb" in results else ""))
+    print(
+        f"{'operation (ops/s)':<20}"
+        + "".join(f"{n:>14}" for n in names)
+        + (
+            "".join(f"{n + '/py-lmdb':>22}" for n in names if n != "py-lmdb")
+            if "py-lmdb" in results
+            else ""
+        )
+    )
     for op in ops:
         line = f"{op:<20}" + "".join(f"{results[n][op] / 1e6:>13.2f}M" for n in names)
         if "py-lmdb" in results:

@@ -3,8 +3,9 @@
 Opening the same environment twice in one process is refused: two engine
 handles on one lock file would let the second close drop the first one's
 POSIX locks.  Environments are identified by ``(st_dev, st_ino)`` of their
-data file and of their lock file (either one matching means "the same").  Entries remember the pid that registered them, so a forked child
-(which holds no locks) may open the environment anew.
+data file and of their lock file (either one matching means "the same").
+Entries remember the pid that registered them, so a forked child (which holds
+no locks) may open the environment anew.
 """
 
 from __future__ import annotations

@@ -77,11 +77,14 @@ def _async_proxy(cls: type, name: str, target: str) -> Callable[..., Awaitable[A
     async def proxy(self: Any, *args: Any, **kw: Any) -> Any:
         obj = getattr(self, target)
         if consume:
+
             def call() -> Any:
                 return list(getattr(obj, name)(*args, **kw))
         else:
+
             def call() -> Any:
                 return getattr(obj, name)(*args, **kw)
+
         return await self._run(call)
 
     return proxy
@@ -101,13 +104,13 @@ def _public(cls: type) -> list[str]:
     return sorted(n for n in dir(cls) if not n.startswith("_") and callable(getattr(cls, n)))
 
 
-def _install(wrapper: type, cls: type, target: str, sync: frozenset[str],
-             special: frozenset[str]) -> None:
+def _install(
+    wrapper: type, cls: type, target: str, sync: frozenset[str], special: frozenset[str]
+) -> None:
     for name in _public(cls):
         if name in special or name in vars(wrapper):
             continue
-        proxy = _sync_proxy(cls, name, target) if name in sync else _async_proxy(cls, name,
-                                                                                 target)
+        proxy = _sync_proxy(cls, name, target) if name in sync else _async_proxy(cls, name, target)
         setattr(wrapper, name, proxy)
 
 
@@ -162,8 +165,9 @@ class AsyncEnvironment:
             if own is not None:
                 own.shutdown(wait=False)
             raise
-        return AsyncTransaction(self, txn, executor, own,
-                                parent._lock if parent is not None else None)
+        return AsyncTransaction(
+            self, txn, executor, own, parent._lock if parent is not None else None
+        )
 
     async def open_db(self, key: bytes | None = None, txn: Any = None, **kw: Any) -> Any:
         """Environment.open_db() in the executor (on txn's thread if txn is given)."""
@@ -181,8 +185,14 @@ class AsyncEnvironment:
 class AsyncTransaction:
     """Asynchronous view of a Transaction."""
 
-    def __init__(self, aenv: AsyncEnvironment, txn: Any, executor: Executor | None,
-                 own: ThreadPoolExecutor | None = None, lock: asyncio.Lock | None = None) -> None:
+    def __init__(
+        self,
+        aenv: AsyncEnvironment,
+        txn: Any,
+        executor: Executor | None,
+        own: ThreadPoolExecutor | None = None,
+        lock: asyncio.Lock | None = None,
+    ) -> None:
         self._aenv = aenv
         self._txn = txn
         self._executor = executor
@@ -264,8 +274,12 @@ class AsyncCursor:
         await self._run(self._cursor.close)
 
 
-_install(AsyncEnvironment, Environment, "_env",
-         frozenset({"path", "lib_version", "max_key_size", "max_readers", "flags"}),
-         frozenset({"begin"}))
+_install(
+    AsyncEnvironment,
+    Environment,
+    "_env",
+    frozenset({"path", "lib_version", "max_key_size", "max_readers", "flags"}),
+    frozenset({"begin"}),
+)
 _install(AsyncTransaction, Transaction, "_txn", frozenset({"id"}), frozenset({"cursor"}))
 _install(AsyncCursor, Cursor, "_cursor", frozenset({"key", "value", "item"}), frozenset())

@@ -19,7 +19,8 @@ import mdb
 def pytest_report_header(config):
     seed = os.environ.get("MDB_TEST_SEED") or str(random.randrange(1 << 30))
     os.environ["MDB_TEST_SEED"] = seed
-    return f"mdb backend default: {mdb.backend}; engine: {mdb.backend_features['engine']}; seed: {seed}"
+    engine = mdb.backend_features["engine"]
+    return f"mdb backend default: {mdb.backend}; engine: {engine}; seed: {seed}"
 
 
 @pytest.fixture(params=mdb.BACKENDS)

@@ -60,7 +60,7 @@ def test_view_after_close_in_subprocess(lm, tmp_path):
     code = textwrap.dedent(f"""
         import mdb, gc
         lm = mdb.get_backend({lm.backend!r})
-        env = lm.open({str(tmp_path / 'e')!r}, map_size=1 << 24)
+        env = lm.open({str(tmp_path / "e")!r}, map_size=1 << 24)
         with env.begin(write=True) as t:
             t.put(b'k', b'x' * 50000)
         t = env.begin(buffers=True)

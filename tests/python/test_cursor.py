@@ -140,8 +140,7 @@ def test_dupsort_replace_and_delete_all(dup):
         assert c.delete(dupdata=True)
         assert t.get(b"b") is None
         assert t.delete(b"c", b"2")
-        assert [v for v in t.cursor(db).iternext() if v[0] == b"c"] == [(b"c", b"1"),
-                                                                        (b"c", b"3")]
+        assert [v for v in t.cursor(db).iternext() if v[0] == b"c"] == [(b"c", b"1"), (b"c", b"3")]
 
 
 def test_cursor_ctx_and_close(filled):

@@ -31,12 +31,27 @@ def test_create_false_missing_dir(lm, tmp_path):
 
 
 def test_flags_reflect_keywords(lm, tmp_path):
-    env = lm.open(str(tmp_path / "e"), sync=False, metasync=False, readahead=False,
-                  writemap=True, meminit=False, map_async=True)
+    env = lm.open(
+        str(tmp_path / "e"),
+        sync=False,
+        metasync=False,
+        readahead=False,
+        writemap=True,
+        meminit=False,
+        map_async=True,
+    )
     f = env.flags()
-    assert f == {"subdir": True, "readonly": False, "metasync": False, "sync": False,
-                 "map_async": True, "readahead": False, "writemap": True,
-                 "meminit": False, "lock": True}
+    assert f == {
+        "subdir": True,
+        "readonly": False,
+        "metasync": False,
+        "sync": False,
+        "map_async": True,
+        "readahead": False,
+        "writemap": True,
+        "meminit": False,
+        "lock": True,
+    }
     env.close()
 
 
@@ -112,8 +127,13 @@ def test_open_db_and_dbs(env):
 
 def test_open_db_flags(env):
     d = env.open_db(b"i", integerdup=True)
-    assert d.flags() == {"reverse_key": False, "dupsort": True, "integerkey": False,
-                         "integerdup": True, "dupfixed": True}
+    assert d.flags() == {
+        "reverse_key": False,
+        "dupsort": True,
+        "integerkey": False,
+        "integerdup": True,
+        "dupfixed": True,
+    }
 
 
 def test_dbs_full(lm, tmp_path):

@@ -14,7 +14,7 @@ raise instead of touching the parent's engine state.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator
+from typing import Any, Iterator, Literal, NoReturn
 
 from .. import _registry
 from ..errors import Error, _closed, _forked, _from_code
@@ -29,9 +29,22 @@ __all__ = ["Environment", "Transaction", "Cursor", "_Database", "version", "HAVE
 HAVE_CHECK = int(lib.mdbpy_have_check())
 
 CHECK_NUMS = (
-    "problems_total", "psize", "next_pgno", "txnid", "meta_pages", "branch_pages",
-    "leaf_pages", "leaf2_pages", "overflow_pages", "overflow_runs", "reachable_pages",
-    "free_pages", "free_records", "leaked_pages", "twice_pages", "free_and_used",
+    "problems_total",
+    "psize",
+    "next_pgno",
+    "txnid",
+    "meta_pages",
+    "branch_pages",
+    "leaf_pages",
+    "leaf2_pages",
+    "overflow_pages",
+    "overflow_runs",
+    "reachable_pages",
+    "free_pages",
+    "free_records",
+    "leaked_pages",
+    "twice_pages",
+    "free_and_used",
 )
 
 _pid = os.getpid()
@@ -48,11 +61,11 @@ _EINVAL = 22
 _EACCES = 13
 
 
-def _raise(what: str, rc: int) -> Any:
+def _raise(what: str, rc: int) -> NoReturn:
     raise _from_code(what, rc, ffi.string(lib.mdb_strerror(rc)).decode("utf-8", "replace"))
 
 
-def _badvalsize(what: str, got: int, limit: int) -> Any:
+def _badvalsize(what: str, got: int, limit: int) -> NoReturn:
     from ..errors import BadValsizeError
 
     reason = ffi.string(lib.mdb_strerror(lib.MDB_BAD_VALSIZE)).decode()
@@ -211,8 +224,11 @@ class Environment:
                 raise OverflowError("lib_version must be a non-negative integer")
             if lib_version != 0:
                 raise Error(f"lib_version={lib_version} is not available: mdb implements LMDB 0.9")
-        for name, val, top in (("map_size", map_size, 1 << 64), ("max_readers", max_readers,
-                               1 << 32), ("max_dbs", max_dbs, 1 << 32)):
+        for name, val, top in (
+            ("map_size", map_size, 1 << 64),
+            ("max_readers", max_readers, 1 << 32),
+            ("max_dbs", max_dbs, 1 << 32),
+        ):
             if not isinstance(val, int):
                 raise TypeError(f"{name} must be an integer")
             if val < 0 or val >= top:
@@ -354,7 +370,7 @@ class Environment:
         self._check()
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         """Close the environment."""
         self.close()
         return False
@@ -366,7 +382,10 @@ class Environment:
         return self._readonly
 
     def begin(
-        self, db: _Database | None = None, parent: Any = None, write: bool = False,
+        self,
+        db: _Database | None = None,
+        parent: Any = None,
+        write: bool = False,
         buffers: bool = False,
     ) -> Transaction:
         """Start a transaction (a write one waits for the writer lock)."""
@@ -650,21 +669,28 @@ class Environment:
             out["problems"] = []
             for i in range(lib.mdbpy_check_nproblems(rep)):
                 lib.mdbpy_check_problem(rep, i, pg, code, dbn, msg)
-                out["problems"].append({
-                    "pgno": int(pg[0]), "code": int(code[0]),
-                    "db": ffi.string(dbn[0]).decode("utf-8", "replace"),
-                    "msg": ffi.string(msg[0]).decode("utf-8", "replace"),
-                })
+                out["problems"].append(
+                    {
+                        "pgno": int(pg[0]),
+                        "code": int(code[0]),
+                        "db": ffi.string(dbn[0]).decode("utf-8", "replace"),
+                        "msg": ffi.string(msg[0]).decode("utf-8", "replace"),
+                    }
+                )
             vals = ffi.new("unsigned long long[5]")
             out["dbs"] = []
             for i in range(lib.mdbpy_check_ndbs(rep)):
                 lib.mdbpy_check_db(rep, i, dbn, vals)
-                out["dbs"].append({
-                    "name": ffi.string(dbn[0]).decode("utf-8", "replace"),
-                    "depth": int(vals[0]), "entries": int(vals[1]),
-                    "branch_pages": int(vals[2]), "leaf_pages": int(vals[3]),
-                    "overflow_pages": int(vals[4]),
-                })
+                out["dbs"].append(
+                    {
+                        "name": ffi.string(dbn[0]).decode("utf-8", "replace"),
+                        "depth": int(vals[0]),
+                        "entries": int(vals[1]),
+                        "branch_pages": int(vals[2]),
+                        "leaf_pages": int(vals[3]),
+                        "overflow_pages": int(vals[4]),
+                    }
+                )
             del _reader_lines[:]
             lib.mdbpy_check_text(rep, lib._mdbpy_reader_cb, ffi.NULL)
             out["text"] = "".join(_reader_lines)
@@ -721,7 +747,7 @@ class Transaction:
                 "in this Environment (it would deadlock)"
             )
         self._db = db if db is not None else env._main_db
-        self._write = bool(write)
+        self._write: bool = bool(write)
         self._buffers = bool(buffers)
         txn = None
         if not write and env._spare is not None:
@@ -732,8 +758,10 @@ class Transaction:
         if txn is None:
             txnp = ffi.new("MDB_txn **")
             rc = lib.mdb_txn_begin(
-                env._env, parent._txn if parent is not None else ffi.NULL,
-                0 if write else lib.MDB_RDONLY, txnp,
+                env._env,
+                parent._txn if parent is not None else ffi.NULL,
+                0 if write else lib.MDB_RDONLY,
+                txnp,
             )
             if rc:
                 _raise("mdb_txn_begin", rc)
@@ -849,8 +877,13 @@ class Transaction:
         return self.env._out(self._buffers, self._val)
 
     def put(
-        self, key: Any, value: Any, dupdata: bool = True, overwrite: bool = True,
-        append: bool = False, db: _Database | None = None,
+        self,
+        key: Any,
+        value: Any,
+        dupdata: bool = True,
+        overwrite: bool = True,
+        append: bool = False,
+        db: _Database | None = None,
     ) -> bool:
         """Store a record; False if not written (exists, or out of order with append)."""
         self._check()
@@ -858,8 +891,9 @@ class Transaction:
         k, kl = _inbuf(key, "key")
         v, vl = _inbuf(value, "value")
         self._keycheck("mdb_put", kl, d, vl)
-        rc = lib.mdbpy_put(self._txn, d._dbi, k, kl, v, vl, _put_flags(d, dupdata, overwrite,
-                                                                        append))
+        rc = lib.mdbpy_put(
+            self._txn, d._dbi, k, kl, v, vl, _put_flags(d, dupdata, overwrite, append)
+        )
         if rc == lib.MDB_KEYEXIST:
             return False
         if rc:
@@ -867,7 +901,11 @@ class Transaction:
         return True
 
     def putmulti(
-        self, items: Any, dupdata: bool = True, overwrite: bool = True, append: bool = False,
+        self,
+        items: Any,
+        dupdata: bool = True,
+        overwrite: bool = True,
+        append: bool = False,
         db: _Database | None = None,
     ) -> tuple[int, int]:
         """Store many (key, value) tuples; returns (consumed, added)."""
@@ -962,7 +1000,7 @@ class Transaction:
         self._check()
         return self
 
-    def __exit__(self, et: Any, ev: Any, tb: Any) -> bool:
+    def __exit__(self, et: Any, ev: Any, tb: Any) -> Literal[False]:
         """Commit on normal exit, abort on exception."""
         if not self._valid:
             return False
@@ -1047,7 +1085,7 @@ class Cursor:
         self._check()
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         """Close the cursor."""
         self._invalidate()
         return False
@@ -1067,8 +1105,9 @@ class Cursor:
     def _refresh(self) -> bool:
         if not self._positioned:
             return False
-        rc = lib.mdbpy_cursor_get(self._cur, lib.MDB_GET_CURRENT, ffi.NULL, 0, ffi.NULL, 0,
-                                  self._k, self._v)
+        rc = lib.mdbpy_cursor_get(
+            self._cur, lib.MDB_GET_CURRENT, ffi.NULL, 0, ffi.NULL, 0, self._k, self._v
+        )
         if rc:
             self._positioned = False
             return False
@@ -1187,8 +1226,12 @@ class Cursor:
         return self.txn.env._out(self.txn._buffers, self._v)
 
     def getmulti(
-        self, keys: Any, dupdata: bool = False, dupfixed_bytes: int | None = None,
-        keyfixed: bool = False, values: bool = True,
+        self,
+        keys: Any,
+        dupdata: bool = False,
+        dupfixed_bytes: int | None = None,
+        keyfixed: bool = False,
+        values: bool = True,
     ) -> Any:
         """Look up many keys; returns the records found."""
         if dupfixed_bytes is not None:
@@ -1249,7 +1292,11 @@ class Cursor:
         return False
 
     def put(
-        self, key: Any, value: Any, dupdata: bool = True, overwrite: bool = True,
+        self,
+        key: Any,
+        value: Any,
+        dupdata: bool = True,
+        overwrite: bool = True,
         append: bool = False,
     ) -> bool:
         """Store a record and position on it; False if not written."""

@@ -1,7 +1,8 @@
 """Emit the C source of mdb._cffi_lib (cffi out-of-line API mode).
 
 Run by CMake at build time: ``python build.py OUT.c [--core-check]``
-(``--core-check`` when linking our core, whose checker Environment.check() uses).  The generated module
+(``--core-check`` when linking our core, whose checker Environment.check()
+uses).  The generated module
 is compiled and linked against the same engine as mdb._cext (our core, or the
 system liblmdb with MDB_SYSTEM_LMDB=ON); CMake supplies the include paths.
 The declarations below are checked against the real lmdb.h by the C compiler
