@@ -149,6 +149,8 @@ static void key_order(walker *w, const walk_tree *t, pgno_t pgno, MDB_cmp_func *
 {
     if (!w->in->check_keys || !cmp)
         return;
+    if (cmp == cmp_int && key->mv_size != 4 && key->mv_size != 8)
+        prob(w, t, pgno, MDBCORE_P_NODE, "key %u: integer key of %zu bytes", i, key->mv_size);
     if (prev && cmp(prev, key) >= 0)
         prob(w, t, pgno, MDBCORE_P_ORDER, "key %u not greater than key %u", i, i - 1);
     if (lo && cmp(key, lo) < 0)
