@@ -572,8 +572,14 @@ static void walk_page_rec(walker *w, walk_tree *t, pgno_t pgno, pgno_t from, uns
         kind = WALK_LEAF2;
     else
         kind = -1;
+    /* Bytes in use as the header tells (nodes are packed from upper to the page end). */
+    size_t hl = rd16(p + 12), hu = rd16(p + 14), fill = psize;
+    if (kind == WALK_LEAF2)
+        fill = PAGEHDRSZ + ((hl > PAGEHDRSZ ? hl - PAGEHDRSZ : 0) / 2) * rd16(p + 8);
+    else if (hl <= hu && hu <= psize)
+        fill = hl + (psize - hu);
     walk_page wp = {pgno, 1, kind < 0 ? ((flags & P_BRANCH) ? WALK_BRANCH : WALK_LEAF) : kind,
-                    level, (const page_header *)p, PAGEHDRSZ};
+                    level, (const page_header *)p, fill > psize ? psize : fill};
     if (visit(w, t, &wp))
         return;
     if (kind < 0) {

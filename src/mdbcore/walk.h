@@ -48,7 +48,9 @@ typedef struct walk_page {
     int kind;                 /* WALK_BRANCH/LEAF/LEAF2/OVERFLOW */
     unsigned level;           /* 0 = root (overflow: the level of the leaf pointing at it) */
     const page_header *pg;
-    size_t used;              /* bytes in use: header + slots + nodes */
+    size_t used;              /* bytes in use per the header (header + slots + nodes, capped
+                                 at psize; overflow: header + value) -- a fill figure, not
+                                 verified when the visitor sees it */
 } walk_page;
 
 typedef struct walk_visitor {
