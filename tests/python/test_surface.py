@@ -1,97 +1,48 @@
-"""Both backends expose the same API; differences only via backend_features."""
+"""Both backends expose the API stated in mdb/__init__.pyi; differences only
+via backend_features."""
 
 from __future__ import annotations
 
+import ast
 import inspect
+from pathlib import Path
 
 import mdb
 
-PUBLIC = {
-    "Environment": [
-        "begin",
-        "open_db",
-        "dbs",
-        "close",
-        "set_mapsize",
-        "copy",
-        "copyfd",
-        "sync",
-        "stat",
-        "info",
-        "flags",
-        "path",
-        "max_key_size",
-        "max_readers",
-        "readers",
-        "reader_check",
-        "check",
-        "__enter__",
-        "__exit__",
-    ],
-    "Transaction": [
-        "get",
-        "put",
-        "putmulti",
-        "replace",
-        "pop",
-        "delete",
-        "cursor",
-        "stat",
-        "drop",
-        "id",
-        "commit",
-        "abort",
-        "__enter__",
-        "__exit__",
-    ],
-    "Cursor": [
-        "key",
-        "value",
-        "item",
-        "first",
-        "last",
-        "next",
-        "prev",
-        "first_dup",
-        "last_dup",
-        "next_dup",
-        "prev_dup",
-        "next_nodup",
-        "prev_nodup",
-        "set_key",
-        "set_key_dup",
-        "set_range",
-        "set_range_dup",
-        "get",
-        "getmulti",
-        "put",
-        "putmulti",
-        "replace",
-        "pop",
-        "delete",
-        "count",
-        "iternext",
-        "iternext_dup",
-        "iternext_nodup",
-        "iterprev",
-        "iterprev_dup",
-        "iterprev_nodup",
-        "_iter_from",
-        "close",
-        "__enter__",
-        "__exit__",
-        "__iter__",
-    ],
-    "_Database": ["flags"],
-}
+STUB = Path(mdb.__file__).with_name("__init__.pyi")
+CLASSES = ("Environment", "Transaction", "Cursor", "_Database")
 
 
-def test_surface(lm):
-    for cls, methods in PUBLIC.items():
+def _stub_methods() -> dict[str, set[str]]:
+    tree = ast.parse(STUB.read_text())
+    out: dict[str, set[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name in CLASSES:
+            out[node.name] = {
+                n.name for n in node.body if isinstance(n, ast.FunctionDef) and n.name != "__init__"
+            }
+    return out
+
+
+def test_stub_lists_every_class():
+    assert set(_stub_methods()) == set(CLASSES)
+
+
+def test_backends_match_stub(lm):
+    for cls, names in _stub_methods().items():
         obj = getattr(lm, cls)
-        for m in methods:
-            assert callable(getattr(obj, m, None)), f"{lm.backend}: {cls}.{m} missing"
-            assert getattr(obj, m).__doc__, f"{lm.backend}: {cls}.{m} has no docstring"
+        for name in names:
+            attr = getattr(obj, name, None)
+            assert attr is not None, f"{lm.backend}: {cls}.{name} missing"
+            assert attr.__doc__, f"{lm.backend}: {cls}.{name} has no docstring"
+
+
+def test_no_public_method_outside_stub(lm):
+    stub = _stub_methods()
+    for cls in CLASSES:
+        obj = getattr(lm, cls)
+        public = {n for n in dir(obj) if not n.startswith("_") and callable(getattr(obj, n))}
+        assert public <= stub[cls], f"{lm.backend}: {cls} has unstubbed {public - stub[cls]}"
 
 
 def test_backend_features_describe_differences(lm):
@@ -106,6 +57,7 @@ def test_backend_features_describe_differences(lm):
         "builtin_type_names",
         "gil_released_per_record",
     }
+    assert f["check"] == (f["engine"] == "mdbcore")
 
 
 def test_module_api():
@@ -114,3 +66,5 @@ def test_module_api():
     for name in ("open", "version", "enable_drop_gil", "get_backend"):
         assert callable(getattr(mdb, name)) and getattr(mdb, name).__doc__
     assert inspect.ismodule(mdb.aio)
+    for name in mdb.__all__:
+        assert getattr(mdb, name).__doc__ or name in ("version",)
