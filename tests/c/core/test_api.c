@@ -49,6 +49,8 @@ static int count_lines(const char *msg, void *ctx)
 
 int main(int argc, char **argv)
 {
+    if (argc < 2)
+        return 2;
     const char *work = argv[1];
     mkdir(work, 0755);
     MDB_env *env;
