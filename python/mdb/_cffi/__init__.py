@@ -725,7 +725,7 @@ class Transaction:
         self._parent = parent
         if not isinstance(env, Environment):
             raise TypeError("env must be an Environment")
-        self.env = env
+        self._txenv = env
         env._check()
         if db is not None and (not isinstance(db, _Database)):
             raise TypeError("db must be a _Database")
@@ -776,6 +776,11 @@ class Transaction:
             env._write_txns += 1
             env._writer = _thread_id()
         self._val = ffi.new("MDB_val *")
+
+    @property
+    def env(self) -> Environment:
+        """The Environment of this transaction."""
+        return self._txenv
 
     def _check(self) -> None:
         if not self._valid or not self.env._valid:
@@ -1040,13 +1045,18 @@ class Cursor:
         if rc:
             _raise("mdb_cursor_open", rc)
         self._cur = curp[0]
-        self.txn = txn
+        self._cutxn = txn
         self._db = db
         self._valid = True
         self._positioned = False
         self._k = ffi.new("MDB_val *")
         self._v = ffi.new("MDB_val *")
         txn._cursors.append(self)
+
+    @property
+    def txn(self) -> Transaction:
+        """The Transaction of this cursor."""
+        return self._cutxn
 
     @property
     def db(self) -> _Database:
