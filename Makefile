@@ -173,8 +173,12 @@ $(DEMO_BIN): examples/demo.c | impl-ready
 
 RUN_C := tests/support/run_ctests.sh
 
-ctest-core: $(if $(filter mdb,$(LMDB_IMPL)),$(CORE_TEST_BINS) $(CORE_HELPER_BINS))
+# A test that does not compile is reported as a failed test (run_ctests.sh: "not built"),
+# and the others still run: hence the `make -k` of the binaries first.
+ctest-core:
 ifeq ($(LMDB_IMPL),mdb)
+	@$(MAKE) --no-print-directory -k $(CORE_TEST_BINS) $(CORE_HELPER_BINS) || \
+	  echo "(some C tests did not build: see the compiler errors above)"
 	@if [ -n "$(strip $(CORE_CTEST_CMDS))" ]; then \
 	  $(RUN_C) "core+unit" $(RESULTS) $(CORE_CTEST_CMDS); \
 	else echo "C tests (core+unit): none found in tests/c/*/test_*.c" | tee -a $(RESULTS); fi
@@ -182,14 +186,16 @@ else
 	@echo "C tests (core+unit): SKIPPED in LMDB_IMPL=system (they test our engine's internals)" | tee -a $(RESULTS)
 endif
 
-ctest-api: $(API_TEST_BINS)
+ctest-api: | impl-ready
+	@$(MAKE) --no-print-directory -k $(API_TEST_BINS) || echo "(test_abi did not build)"
 	@$(RUN_C) "api" $(RESULTS) \
 	  $(foreach b,$(API_TEST_BINS),"$(abspath $(b))") \
 	  "check_headers::$(PYTHON) tests/c/api/check_headers.py src/mdbcore/lmdb.h $(SYSTEM_HDR)" \
 	  $(if $(SANITIZED),,"check_exports::$(EXPORTS_CHECK)") \
 	  $(if $(SANITIZED)$(if $(EXPORTS_CHECK_TEST),,x),,"check_exports(test.so)::$(EXPORTS_CHECK_TEST)")
 
-ctest-badfile: $(BADFILE_BIN)
+ctest-badfile: | impl-ready
+	@$(MAKE) --no-print-directory -k $(BADFILE_BIN) || echo "(test_badfiles did not build)"
 	@$(RUN_C) "bad files$(if $(BADFILE_ARGS), $(BADFILE_ARGS))" $(RESULTS) "$(abspath $(BADFILE_BIN)) $(BADFILE_ARGS)"
 
 # The C suites run from the repository root (tests/c/unit expects build/unit/lmdb_helper);

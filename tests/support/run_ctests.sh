@@ -29,6 +29,13 @@ for cmd in "$@"; do
     else
         name=$(basename "${cmd%% *}")
     fi
+    exe=${cmd%% *}
+    if [[ $exe == /* ]] && [ ! -x "$exe" ]; then
+        fail=$((fail + 1))
+        failed_names+=("$name")
+        printf 'FAIL  %-28s %6s   (not built: see the compiler errors above)\n' "$name" "-"
+        continue
+    fi
     work=$(mktemp -d "${TMPDIR:-/tmp}/ctest-${name}-XXXXXX")
     log="$work.log"
     start=$EPOCHREALTIME
