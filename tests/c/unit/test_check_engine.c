@@ -7,13 +7,17 @@
  *  - a read txn's snapshot stays clean while later commits reuse pages;
  *  - a commit whose page write fails (fail_nth) leaves the previous snapshot clean;
  *  - crash images built from the write/sync log of a commit, for every prefix of the log,
- *    dropping or tearing the unsynced writes, check clean (old or new snapshot).
+ *    dropping or tearing the unsynced writes, check clean (old or new snapshot);
+ *  - a writer process SIGKILLed inside its commit (fault seam kill rules) leaves the
+ *    writer mutex to be recovered (EOWNERDEAD) and a clean snapshot.
  * Needs the engine: link with build/libmdbcore.a (make ctest-core, or run.sh --lib).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lmdb.h"
@@ -91,6 +95,7 @@ static long long image_problems(const char *path, txnid_t *txnid)
 }
 
 static char dir[64];
+static void fresh_dir(void);
 
 static int open_env_flags(MDB_env **env, unsigned flags)
 {
@@ -409,6 +414,65 @@ static void t_crash_images(void)
     mdb_env_close(env);
 }
 
+/* A writer process is SIGKILLed inside its commit -- after its first page write, before
+ * its data sync, or right after its meta write (the lock file's txnid is then stale) --
+ * while we have the env open.  Our next write txn must recover the writer mutex
+ * (EOWNERDEAD), the snapshot must check clean, and we must be able to commit on top. */
+static void t_killed_writer(void)
+{
+    static const struct {
+        int kind, after;
+        const char *what;
+    } points[] = {
+        {MDBCORE_FAULT_WRITE, 1, "after the first page write"},
+        {MDBCORE_FAULT_FDATASYNC, 0, "before the data sync"},
+        {MDBCORE_FAULT_PWRITE, 1, "after the meta write"},
+    };
+    for (unsigned k = 0; k < sizeof points / sizeof points[0]; k++) {
+        fresh_dir();
+        int go[2], ready[2];
+        if (pipe(go) || pipe(ready))
+            exit(2);
+        pid_t p = fork();
+        if (p == 0) {
+            MDB_env *e;
+            char b;
+            if (open_env(&e) || round_txn(e, 0) || round_txn(e, 1))
+                _exit(2);
+            if (write(ready[1], "r", 1) != 1 || read(go[0], &b, 1) != 1)
+                _exit(3);
+            mdbcore_fault_kill_nth(points[k].kind, 1, points[k].after);
+            round_txn(e, 2);
+            _exit(4); /* not reached */
+        }
+        char b;
+        CHECK_EQ(read(ready[0], &b, 1), 1);
+        MDB_env *env;
+        T(open_env(&env));
+        CHECK_EQ(write(go[1], "g", 1), 1);
+        int st = 0;
+        waitpid(p, &st, 0);
+        CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+        close(go[0]);
+        close(go[1]);
+        close(ready[0]);
+        close(ready[1]);
+        char when[96];
+        snprintf(when, sizeof when, "writer killed %s", points[k].what);
+        CHECK(env_clean(env, when));
+        int rc = round_txn(env, 3);
+        CHECK_EQ(rc, 0);
+        if (rc)
+            fprintf(stderr, "%s: next commit: %s\n", when, mdb_strerror(rc));
+        CHECK(env_clean(env, "commit after a killed writer"));
+        MDB_envinfo info;
+        T(mdb_env_info(env, &info));
+        /* 2 commits of the child (+1 if its meta landed) + ours */
+        CHECK_EQ(info.me_last_txnid, 3 + (points[k].kind == MDBCORE_FAULT_PWRITE));
+        mdb_env_close(env);
+    }
+}
+
 static void fresh_dir(void)
 {
     if (dir[0]) {
@@ -434,6 +498,7 @@ int main(void)
     UNIT_RUN(t_failed_commit_keeps_snapshot);
     fresh_dir();
     UNIT_RUN(t_crash_images);
+    UNIT_RUN(t_killed_writer);
     fresh_dir();
     rmdir(dir);
     UNIT_DONE();
