@@ -275,14 +275,26 @@ static void env_do_close(EnvObject *self)
         Py_CLEAR(self->keeper);
         return;
     }
-    /* wait for calls running on other threads without the GIL */
+    /* From here new calls fail.  Then release the writer lock if this thread
+     * holds it (a thread blocked in begin(write=True) is an active op that
+     * would otherwise wait for us forever), wait for the calls running on
+     * other threads without the GIL, and only then end every transaction. */
+    self->valid = 0;
+    if (self->write_txns > 0 && pthread_equal(self->writer, pthread_self())) {
+        for (TxnObject *t = self->txns; t; t = t->next)
+            if (t->write && !t->parent && t->valid) {
+                Py_INCREF(t);
+                txn_end(t, 0);
+                Py_DECREF(t);
+                break;
+            }
+    }
     while (self->active_ops > 0) {
         Py_BEGIN_ALLOW_THREADS
         usleep(1000);
         Py_END_ALLOW_THREADS
     }
     env_end_all_txns(self);
-    self->valid = 0;
     if (self->main_db)
         self->main_db->valid = 0;
     if (self->dbs) {

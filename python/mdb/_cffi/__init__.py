@@ -14,6 +14,7 @@ raise instead of touching the parent's engine state.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, Iterator, Literal, NoReturn
 
 from .. import _registry
@@ -212,6 +213,7 @@ class Environment:
         lib_version: int | None = None,
     ) -> None:
         self._valid = False
+        self._active = 0  # engine calls in flight on other threads (GIL released)
         self._keeper: _MapKeeper | None = None
         self._env: Any = None
         self._txns: list[Transaction] = []
@@ -341,8 +343,15 @@ class Environment:
             self._keeper = None
             self._env = None
             return
+        self._valid = False  # new calls fail from here on
+        me = _thread_id()
+        if self._write_txns and self._writer == me:
+            for t in list(self._txns):  # release the writer lock others may wait for
+                if t._write and t._parent is None and t._valid:
+                    t._end(False)
+        while self._active:
+            time.sleep(0.001)
         self._end_all_txns()
-        self._valid = False
         self._main_db._valid = False
         for db in self._dbs.values():
             db._valid = False
@@ -757,12 +766,16 @@ class Transaction:
                 txn = None
         if txn is None:
             txnp = ffi.new("MDB_txn **")
-            rc = lib.mdb_txn_begin(
-                env._env,
-                parent._txn if parent is not None else ffi.NULL,
-                0 if write else lib.MDB_RDONLY,
-                txnp,
-            )
+            env._active += 1  # close() waits for calls running without the GIL
+            try:
+                rc = lib.mdb_txn_begin(
+                    env._env,
+                    parent._txn if parent is not None else ffi.NULL,
+                    0 if write else lib.MDB_RDONLY,
+                    txnp,
+                )
+            finally:
+                env._active -= 1
             if rc:
                 _raise("mdb_txn_begin", rc)
             txn = txnp[0]
@@ -813,7 +826,11 @@ class Transaction:
                 p._busy += 1
                 p = p._parent
             try:
-                crc = int(lib.mdb_txn_commit(txn))
+                env._active += 1  # close() waits for calls running without the GIL
+                try:
+                    crc = int(lib.mdb_txn_commit(txn))
+                finally:
+                    env._active -= 1
             finally:
                 p = self._parent
                 while p is not None:
@@ -874,7 +891,11 @@ class Transaction:
         self._check()
         d = self._resolve(db)
         k, kl = _inbuf(key, "key")
-        rc = lib.mdbpy_get(self._txn, d._dbi, k, kl, self._val)
+        self._txenv._active += 1  # close() waits for calls running without the GIL
+        try:
+            rc = lib.mdbpy_get(self._txn, d._dbi, k, kl, self._val)
+        finally:
+            self._txenv._active -= 1
         if rc == lib.MDB_NOTFOUND:
             return default
         if rc:
@@ -896,9 +917,13 @@ class Transaction:
         k, kl = _inbuf(key, "key")
         v, vl = _inbuf(value, "value")
         self._keycheck("mdb_put", kl, d, vl)
-        rc = lib.mdbpy_put(
-            self._txn, d._dbi, k, kl, v, vl, _put_flags(d, dupdata, overwrite, append)
-        )
+        self._txenv._active += 1  # close() waits for calls running without the GIL
+        try:
+            rc = lib.mdbpy_put(
+                self._txn, d._dbi, k, kl, v, vl, _put_flags(d, dupdata, overwrite, append)
+            )
+        finally:
+            self._txenv._active -= 1
         if rc == lib.MDB_KEYEXIST:
             return False
         if rc:
@@ -936,7 +961,11 @@ class Transaction:
         d = self._resolve(db)
         k, kl = _inbuf(key, "key")
         v, vl = _inbuf(b"" if value is None else value, "value")
-        rc = lib.mdbpy_del(self._txn, d._dbi, k, kl, v, vl, 1 if vl else 0)
+        self._txenv._active += 1  # close() waits for calls running without the GIL
+        try:
+            rc = lib.mdbpy_del(self._txn, d._dbi, k, kl, v, vl, 1 if vl else 0)
+        finally:
+            self._txenv._active -= 1
         if rc == lib.MDB_NOTFOUND:
             return False
         if rc:
@@ -953,7 +982,11 @@ class Transaction:
         self._check()
         d = self._resolve(db)
         st = ffi.new("MDB_stat *")
-        rc = lib.mdb_stat(self._txn, d._dbi, st)
+        self._txenv._active += 1  # close() waits for calls running without the GIL
+        try:
+            rc = lib.mdb_stat(self._txn, d._dbi, st)
+        finally:
+            self._txenv._active -= 1
         if rc:
             _raise("mdb_stat", rc)
         return _stat_dict(st)
@@ -971,7 +1004,11 @@ class Transaction:
                         c._invalidate()
                     else:
                         c._positioned = False
-        rc = lib.mdb_drop(self._txn, d._dbi, 1 if delete else 0)
+        self._txenv._active += 1  # close() waits for calls running without the GIL
+        try:
+            rc = lib.mdb_drop(self._txn, d._dbi, 1 if delete else 0)
+        finally:
+            self._txenv._active -= 1
         if rc:
             _raise("mdb_drop", rc)
         if delete:
@@ -1102,7 +1139,11 @@ class Cursor:
 
     # -- positioning
     def _do(self, op: int, k: Any = ffi.NULL, kl: int = 0, v: Any = ffi.NULL, vl: int = 0) -> bool:
-        rc = lib.mdbpy_cursor_get(self._cur, op, k, kl, v, vl, self._k, self._v)
+        self._cutxn._txenv._active += 1  # close() waits for calls running without the GIL
+        try:
+            rc = lib.mdbpy_cursor_get(self._cur, op, k, kl, v, vl, self._k, self._v)
+        finally:
+            self._cutxn._txenv._active -= 1
         if rc == 0:
             self._positioned = True
             return True
@@ -1115,9 +1156,13 @@ class Cursor:
     def _refresh(self) -> bool:
         if not self._positioned:
             return False
-        rc = lib.mdbpy_cursor_get(
-            self._cur, lib.MDB_GET_CURRENT, ffi.NULL, 0, ffi.NULL, 0, self._k, self._v
-        )
+        self._cutxn._txenv._active += 1  # close() waits for calls running without the GIL
+        try:
+            rc = lib.mdbpy_cursor_get(
+                self._cur, lib.MDB_GET_CURRENT, ffi.NULL, 0, ffi.NULL, 0, self._k, self._v
+            )
+        finally:
+            self._cutxn._txenv._active -= 1
         if rc:
             self._positioned = False
             return False
@@ -1290,7 +1335,11 @@ class Cursor:
         k, kl = _inbuf(key, "key")
         v, vl = _inbuf(value, "value")
         self.txn._keycheck("mdb_cursor_put", kl, self._db, vl)
-        rc = lib.mdbpy_cursor_put(self._cur, k, kl, v, vl, flags)
+        self._cutxn._txenv._active += 1  # close() waits for calls running without the GIL
+        try:
+            rc = lib.mdbpy_cursor_put(self._cur, k, kl, v, vl, flags)
+        finally:
+            self._cutxn._txenv._active -= 1
         if rc == 0:
             self._positioned = True
             self._refresh()
@@ -1338,7 +1387,11 @@ class Cursor:
         if self._do(lib.MDB_SET_KEY, k, kl):
             old = ffi.unpack(ffi.cast("char *", self._v.mv_data), self._v.mv_size)
             if self._db._flags & lib.MDB_DUPSORT:
-                rc = lib.mdb_cursor_del(self._cur, lib.MDB_NODUPDATA)
+                self._cutxn._txenv._active += 1  # close() waits for calls running without the GIL
+                try:
+                    rc = lib.mdb_cursor_del(self._cur, lib.MDB_NODUPDATA)
+                finally:
+                    self._cutxn._txenv._active -= 1
                 if rc:
                     _raise("mdb_cursor_del", rc)
         self._put(key, value, 0)
@@ -1351,7 +1404,11 @@ class Cursor:
             return None
         old = ffi.unpack(ffi.cast("char *", self._v.mv_data), self._v.mv_size)
         flags = lib.MDB_NODUPDATA if self._db._flags & lib.MDB_DUPSORT else 0
-        rc = lib.mdb_cursor_del(self._cur, flags)
+        self._cutxn._txenv._active += 1  # close() waits for calls running without the GIL
+        try:
+            rc = lib.mdb_cursor_del(self._cur, flags)
+        finally:
+            self._cutxn._txenv._active -= 1
         if rc:
             _raise("mdb_cursor_del", rc)
         self._refresh()
@@ -1363,7 +1420,11 @@ class Cursor:
         if not self._positioned:
             return False
         flags = lib.MDB_NODUPDATA if dupdata and self._db._flags & lib.MDB_DUPSORT else 0
-        rc = lib.mdb_cursor_del(self._cur, flags)
+        self._cutxn._txenv._active += 1  # close() waits for calls running without the GIL
+        try:
+            rc = lib.mdb_cursor_del(self._cur, flags)
+        finally:
+            self._cutxn._txenv._active -= 1
         if rc:
             _raise("mdb_cursor_del", rc)
         self._refresh()
@@ -1373,7 +1434,11 @@ class Cursor:
         """Number of values of the current key (dupsort only)."""
         self._check()
         p = ffi.new("size_t *")
-        rc = lib.mdb_cursor_count(self._cur, p)
+        self._cutxn._txenv._active += 1  # close() waits for calls running without the GIL
+        try:
+            rc = lib.mdb_cursor_count(self._cur, p)
+        finally:
+            self._cutxn._txenv._active -= 1
         if rc:
             _raise("mdb_cursor_count", rc)
         return int(p[0])
