@@ -121,9 +121,11 @@ export MDB_TEST_LIB := $(TEST_LIB)
 #                     -llmdb, built to build/<dir>/<name> (e.g. build/unit/lmdb_helper);
 #   other *.c with a main()  a helper program on our engine, built like a test but not run;
 #   other *.c         linked into every test and helper of that directory.
-# How they run: if the directory has a run_*.sh script, `bash run_X.sh BINDIR` is run
-# (one entry in the summary; it decides the arguments); otherwise every test_* program
-# runs with no arguments, from the repository root, with a fresh TMPDIR.
+# How they run: if the directory has a run.sh (or run_*.sh) script, `bash run.sh` is run
+# instead -- `bash run.sh --asan` under `make asan` -- as one entry of the summary; the
+# script builds and runs that directory's programs itself.  Otherwise every test_*
+# program is built here and runs with no arguments, from the repository root, with a
+# fresh TMPDIR.
 HARNESS_DIRS := api badfile fuzz
 CORE_TEST_DIRS := $(filter-out $(HARNESS_DIRS),$(notdir $(patsubst %/,%,$(sort $(dir $(wildcard tests/c/*/*.c))))))
 has_main = $(shell grep -lE '^[a-z ]*int[[:space:]]+main\b' $(1) 2>/dev/null)
@@ -137,7 +139,7 @@ CT_$(1)_OURS := $$(filter-out $$(CT_$(1)_REAL),$$(CT_$(1)_HELPERS))
 CT_$(1)_BINS := $$(patsubst tests/c/$(1)/%.c,$(BUILD)/tests/$(1)/%,$$(CT_$(1)_TESTS))
 CT_$(1)_HELPER_BINS := $$(patsubst tests/c/$(1)/%.c,build/$(1)/%,$$(CT_$(1)_REAL)) \
                        $$(patsubst tests/c/$(1)/%.c,$(BUILD)/tests/$(1)/%,$$(CT_$(1)_OURS))
-CT_$(1)_RUNNER := $$(firstword $$(wildcard tests/c/$(1)/run_*.sh))
+CT_$(1)_RUNNER := $$(firstword $$(wildcard tests/c/$(1)/run.sh tests/c/$(1)/run_*.sh))
 $(BUILD)/tests/$(1)/%: tests/c/$(1)/%.c $$(CT_$(1)_LINKED) $$(wildcard tests/c/$(1)/*.h) $(BUILD)/libmdbcore.a $(CORE_HDR)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS_TEST) -Isrc/mdbcore -Itests/c/$(1) $$< $$(CT_$(1)_LINKED) $(BUILD)/libmdbcore.a $$(TEST_LIBS) -lm -o $$@
@@ -146,10 +148,11 @@ build/$(1)/%: tests/c/$(1)/%.c
 	$$(CC) -std=gnu11 -O1 -g -Wall -Wextra -D_GNU_SOURCE $$< -llmdb -pthread -o $$@
 endef
 $(foreach d,$(CORE_TEST_DIRS),$(eval $(call core_dir_rules,$(d))))
-CORE_TEST_BINS := $(foreach d,$(CORE_TEST_DIRS),$(CT_$(d)_BINS))
-CORE_HELPER_BINS := $(foreach d,$(CORE_TEST_DIRS),$(CT_$(d)_HELPER_BINS))
+# Directories with a runner script build their own programs; the others are built here.
+CORE_TEST_BINS := $(foreach d,$(CORE_TEST_DIRS),$(if $(CT_$(d)_RUNNER),,$(CT_$(d)_BINS)))
+CORE_HELPER_BINS := $(foreach d,$(CORE_TEST_DIRS),$(if $(CT_$(d)_RUNNER),,$(CT_$(d)_HELPER_BINS)))
 CORE_CTEST_CMDS := $(foreach d,$(CORE_TEST_DIRS),$(if $(CT_$(d)_RUNNER),\
-  "$(d)/$(notdir $(CT_$(d)_RUNNER))::bash $(CT_$(d)_RUNNER) $(abspath $(BUILD)/tests/$(d))",\
+  "$(d)/$(notdir $(CT_$(d)_RUNNER))::bash $(CT_$(d)_RUNNER)$(if $(SANITIZED), --asan)",\
   $(foreach b,$(CT_$(d)_BINS),"$(abspath $(b))")))
 
 # ---- harness programs: compiled against Debian's lmdb.h, linked with the library under test
@@ -177,11 +180,11 @@ RUN_C := tests/support/run_ctests.sh
 # and the others still run: hence the `make -k` of the binaries first.
 ctest-core:
 ifeq ($(LMDB_IMPL),mdb)
-	@$(MAKE) --no-print-directory -k $(CORE_TEST_BINS) $(CORE_HELPER_BINS) || \
-	  echo "(some C tests did not build: see the compiler errors above)"
-	@if [ -n "$(strip $(CORE_CTEST_CMDS))" ]; then \
-	  $(RUN_C) "core+unit" $(RESULTS) $(CORE_CTEST_CMDS); \
-	else echo "C tests (core+unit): none found in tests/c/*/test_*.c" | tee -a $(RESULTS); fi
+	$(if $(strip $(CORE_TEST_BINS) $(CORE_HELPER_BINS)),@$(MAKE) --no-print-directory -k \
+	  $(CORE_TEST_BINS) $(CORE_HELPER_BINS) || \
+	  echo "(some C tests did not build: see the compiler errors above)")
+	@$(if $(strip $(CORE_CTEST_CMDS)),$(RUN_C) "core+unit" $(RESULTS) $(CORE_CTEST_CMDS),\
+	  echo "C tests (core+unit): none found in tests/c/*/test_*.c" | tee -a $(RESULTS))
 else
 	@echo "C tests (core+unit): SKIPPED in LMDB_IMPL=system (they test our engine's internals)" | tee -a $(RESULTS)
 endif

@@ -36,7 +36,7 @@ for cmd in "$@"; do
         printf 'FAIL  %-28s %6s   (not built: see the compiler errors above)\n' "$name" "-"
         continue
     fi
-    work=$(mktemp -d "${TMPDIR:-/tmp}/ctest-${name}-XXXXXX")
+    work=$(mktemp -d "${TMPDIR:-/tmp}/ctest-${name//\//_}-XXXXXX")
     log="$work.log"
     start=$EPOCHREALTIME
     TMPDIR="$work" timeout -k 10 "$timeout_s" bash -c "$cmd" >"$log" 2>&1
