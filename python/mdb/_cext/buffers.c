@@ -63,10 +63,14 @@ static void keeper_dealloc(MapKeeper *self)
     }
     if (self->reg_key) {
         if (self->pid == mdb_cur_pid && mdb_registry) {
+            /* may run while an exception is being raised (failed open) */
+            PyObject *et, *ev, *tb;
+            PyErr_Fetch(&et, &ev, &tb);
             PyObject *r = PyObject_CallMethod(mdb_registry, "release", "(O)", self->reg_key);
             if (!r)
                 PyErr_WriteUnraisable(NULL);
             Py_XDECREF(r);
+            PyErr_Restore(et, ev, tb);
         }
         Py_CLEAR(self->reg_key);
     }

@@ -352,7 +352,9 @@ class Environment:
         while self._active:
             time.sleep(0.001)
         self._end_all_txns()
-        self._main_db._valid = False
+        main = getattr(self, "_main_db", None)
+        if main is not None:
+            main._valid = False
         for db in self._dbs.values():
             db._valid = False
         self._env = None
