@@ -99,9 +99,13 @@ static int go_next(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 {
     if (!(mc->flags & C_INITIALIZED))
         return go_first(mc, key, data);
-    if (mc->flags & C_EOF)
-        return MDB_NOTFOUND;
     page *p = mc->pg[mc->top];
+    if (mc->flags & C_EOF) {
+        /* still at the end unless items were appended to this page meanwhile (LMDB) */
+        if ((unsigned)mc->ki[mc->top] + 1 >= PG_NKEYS(p))
+            return MDB_NOTFOUND;
+        mc->flags &= ~C_EOF;
+    }
     if (mc->flags & C_DEL) {
         mc->flags &= ~C_DEL;
         if (mc->ki[mc->top] < PG_NKEYS(p))
@@ -111,11 +115,8 @@ static int go_next(MDB_cursor *mc, MDB_val *key, MDB_val *data)
         return fetch(mc, key, data);
     }
     int rc = cursor_sibling(mc, 1);
-    if (rc == MDB_NOTFOUND) {
-        mc->flags |= C_EOF;
-        if (mc->ki[mc->top] >= PG_NKEYS(p) && PG_NKEYS(p))
-            mc->ki[mc->top] = (indx_t)(PG_NKEYS(p) - 1);
-    }
+    if (rc == MDB_NOTFOUND)
+        mc->flags |= C_EOF; /* ki stays where it was, so PREV steps back from there */
     if (rc)
         return rc;
     return fetch(mc, key, data);
@@ -142,18 +143,18 @@ static int go_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
         return EINVAL;
     if (key->mv_size == 0 || key->mv_size > mc->txn->env->maxkeysize)
         return MDB_BAD_VALSIZE;
+    /* A miss leaves the cursor positioned at the insertion point, as LMDB's does: NEXT
+     * then moves past the item found there, PREV to the one before it. */
     int exact, rc = cursor_seek(mc, key, &exact);
     if (rc)
         return rc;
-    if (op != MDB_SET_RANGE && !exact) {
-        mc->flags &= ~C_INITIALIZED;
+    if (op != MDB_SET_RANGE && !exact)
         return MDB_NOTFOUND;
-    }
     if (mc->ki[mc->top] >= PG_NKEYS(mc->pg[mc->top])) {
         rc = cursor_sibling(mc, 1);
         if (rc) {
             if (rc == MDB_NOTFOUND)
-                mc->flags = (mc->flags & ~C_INITIALIZED);
+                mc->flags |= C_EOF;
             return rc;
         }
     }

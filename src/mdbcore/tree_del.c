@@ -230,6 +230,7 @@ int tree_del_current(MDB_cursor *mc, int internal)
     uint8_t kb[MDB_MAXKEYSIZE_DEFAULT];
     MDB_val key = {n->ksize, kb};
     memcpy(kb, n->key, n->ksize);
+    unsigned eof = mc->flags & C_EOF; /* LMDB keeps a stale end mark across a delete */
 
     track_before(mc);
     if ((rc = cursor_touch(mc)) != 0)
@@ -262,7 +263,7 @@ int tree_del_current(MDB_cursor *mc, int internal)
                 rc = 0;
             }
         }
-        mc->flags |= C_DEL;
+        mc->flags |= C_DEL | eof;
     }
     if (rc)
         goto fail;

@@ -45,6 +45,15 @@ if command -v mdb_stat >/dev/null 2>&1; then
   done
   echo "interop: real mdb_stat/mdb_dump accept our files; dumps identical"
 fi
+if [ -e /usr/include/lmdb.h ] && cc -o "$OUT/diff_ops_real" tests/c/core/diff_ops.c -llmdb 2>/dev/null; then
+  cc $CFLAGS -o "$OUT/diff_ops_ours" tests/c/core/diff_ops.c $LIBS
+  for s in $SEEDS; do
+    "$OUT/diff_ops_real" "$WORK/dr$s" "$s" "$OPS" > "$WORK/dr$s.txt"
+    "$OUT/diff_ops_ours" "$WORK/do$s" "$s" "$OPS" > "$WORK/do$s.txt"
+    cmp -s "$WORK/dr$s.txt" "$WORK/do$s.txt" || { echo "diff_ops seed $s differs from real LMDB"; diff "$WORK/dr$s.txt" "$WORK/do$s.txt" | head; exit 1; }
+  done
+  echo "differential: same results as real LMDB for seeds $SEEDS"
+fi
 if python3 -c 'import lmdb' 2>/dev/null; then
   mkdir -p "$WORK/gen"
   "$OUT/test_gen_writer" "$WORK/gen" 1 >/dev/null
