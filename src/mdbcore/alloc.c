@@ -3,6 +3,8 @@
  * (freed earlier in this txn), pages reclaimed from the free list (freelist.c), then new
  * pages at next_pgno, refused with MDB_MAP_FULL past the map.
  * Invariant: every page returned is in the dirty list, flagged P_DIRTY, with a fresh header.
+ * Under WRITEMAP the page is the map page itself (safe: no reader can reach a page that
+ * is free or new), otherwise a heap copy written out at commit.
  */
 #include <stdlib.h>
 
@@ -40,15 +42,20 @@ int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out)
             return MDB_MAP_FULL;
         fresh = 1;
     }
-    page *p = (env->flags & MDB_NOMEMINIT) ? malloc((size_t)psize * n)
-                                           : calloc(n, psize);
-    if (!p)
-        return ENOMEM;
+    page *p;
+    if (env->flags & MDB_WRITEMAP) {
+        /* pages are written where they live; the file spans the whole map */
+        p = (page *)(env->map + (size_t)pg * psize);
+    } else {
+        p = (env->flags & MDB_NOMEMINIT) ? malloc((size_t)psize * n) : calloc(n, psize);
+        if (!p)
+            return ENOMEM;
+    }
     page_init(p, pg, flags | P_DIRTY, psize);
     if (flags & P_OVERFLOW)
         p->u.overflow_pages = n;
     if ((rc = dirty_add(txn, p)) != 0) {
-        free(p);
+        page_release(env, p);
         return rc; /* reclaimed pages are lost for this txn only: it must abort anyway */
     }
     if (fresh)

@@ -36,6 +36,8 @@ static int flush_pages(MDB_txn *txn)
             continue;
         size_t np = (p->flags & P_OVERFLOW) ? p->u.overflow_pages : 1;
         p->flags &= ~P_DIRTY;
+        if (env->flags & MDB_WRITEMAP)
+            continue; /* already in place; datafile_sync msyncs it */
         off_t off = (off_t)txn->dirty[i].pgno * (off_t)psize;
         if (niov == FLUSH_IOV || (niov && off != next)) {
             int rc = os_current->pwritev(env->data_fd, iov, niov, start);

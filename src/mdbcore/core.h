@@ -133,6 +133,8 @@ static inline MDB_cmp_func *cursor_cmp(const MDB_cursor *mc) { return mc->dbinfo
 
 /* ============================== L4: page lifecycle ================================= */
 page *dirty_find(MDB_txn *txn, pgno_t pgno);
+/* Give a dirty page's memory back (heap copy; nothing under WRITEMAP, where it is the map). */
+void page_release(MDB_env *env, page *p);
 int dirty_add(MDB_txn *txn, page *p);
 void dirty_drop(MDB_txn *txn, pgno_t pgno); /* remove the entry, free nothing */
 void dirty_release_all(MDB_txn *txn);

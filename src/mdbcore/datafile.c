@@ -11,7 +11,9 @@
 
 int datafile_map(MDB_env *env, void *addr)
 {
-    int prot = PROT_READ | ((env->flags & MDB_WRITEMAP) ? PROT_WRITE : 0);
+    int prot = PROT_READ;
+    if ((env->flags & (MDB_WRITEMAP | MDB_RDONLY)) == MDB_WRITEMAP)
+        prot |= PROT_WRITE;
     void *p;
     int rc = os_current->mmap(addr, env->mapsize, prot, MAP_SHARED, env->data_fd, 0, &p);
     if (rc)

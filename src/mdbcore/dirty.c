@@ -74,12 +74,18 @@ void dirty_drop(MDB_txn *txn, pgno_t pgno)
     DL_COUNT(txn) = n - 1;
 }
 
+void page_release(MDB_env *env, page *p)
+{
+    if (!(env->flags & MDB_WRITEMAP))
+        free(p);
+}
+
 void dirty_release_all(MDB_txn *txn)
 {
     if (!txn->dirty)
         return;
     for (size_t i = 1; i <= DL_COUNT(txn); i++)
-        free(txn->dirty[i].pg);
+        page_release(txn->env, txn->dirty[i].pg);
     DL_COUNT(txn) = 0;
     txn->loose_pgs = NULL;
     txn->loose_count = 0;
@@ -99,7 +105,7 @@ int page_free(MDB_txn *txn, pgno_t pgno, unsigned npages)
     }
     /* a dirty run was never visible to anyone: reusable at once */
     dirty_drop(txn, pgno);
-    free(d);
+    page_release(txn->env, d);
     pgno_t run[64];
     for (unsigned done = 0; done < npages;) {
         unsigned k = npages - done < 64 ? npages - done : 64;

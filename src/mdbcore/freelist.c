@@ -134,7 +134,7 @@ int freelist_save(MDB_txn *txn)
     for (page *p; (p = dirty_take_loose(txn)) != NULL;) {
         pgno_t pg = p->pgno;
         dirty_drop(txn, pg);
-        free(p);
+        page_release(txn->env, p);
         if ((rc = idl_merge(&txn->reclaimed, &pg, 1)) != 0)
             return rc;
     }

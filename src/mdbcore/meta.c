@@ -10,6 +10,8 @@
 #include <stdlib.h>
 
 #include "core.h"
+#include <sys/mman.h>
+
 #include "os.h"
 
 static int meta_check(const uint8_t *buf, size_t got)
@@ -120,8 +122,23 @@ int meta_write(MDB_env *env, MDB_txn *txn)
     m.txnid = txn->txnid;
     size_t tail = sizeof(meta_record) - META_TAIL_OFFSET;
     off_t off = (off_t)(txn->txnid & 1) * env->psize + PAGEHDRSZ + META_TAIL_OFFSET;
+    int rc;
+    if (env->flags & MDB_WRITEMAP) {
+        /* data was msynced first (commit.c); now the meta page, in place */
+        uint8_t *mp = env->map + off;
+        memcpy(mp, (uint8_t *)&m + META_TAIL_OFFSET, tail);
+        rc = 0;
+        if (!(env->flags & (MDB_NOSYNC | MDB_NOMETASYNC))) {
+            size_t pg = (size_t)(txn->txnid & 1) * env->psize;
+            int how = (env->flags & MDB_MAPASYNC) ? MS_ASYNC : MS_SYNC;
+            rc = os_current->msync(env->map + pg, env->psize, how);
+        }
+        if (rc)
+            env->flags |= ENV_FATAL;
+        return rc;
+    }
     int fd = (env->flags & (MDB_NOSYNC | MDB_NOMETASYNC)) ? env->data_fd : env->meta_fd;
-    int rc = os_current->pwrite(fd, (uint8_t *)&m + META_TAIL_OFFSET, tail, off);
+    rc = os_current->pwrite(fd, (uint8_t *)&m + META_TAIL_OFFSET, tail, off);
     if (rc) {
         /* put back what the slot held so a reader never trusts a half-written meta */
         meta_record *old = env->metas[txn->txnid & 1];

@@ -31,6 +31,11 @@ OPS=30000; SEEDS="1 2 3 4"
 for s in $SEEDS; do
   "$OUT/test_btree" "$WORK/bt$s" "$s" "$OPS"
 done
+i=10
+for f in writemap nometasync notls nolock; do
+  i=$((i + 1))
+  "$OUT/test_btree" "$WORK/bt$f" "$i" $((OPS / 3)) "$f"
+done
 "$OUT/test_cursors" "$WORK/cur" 1
 "$OUT/test_api" "$WORK/api"
 "$OUT/test_dead_writer" "$WORK/dead"

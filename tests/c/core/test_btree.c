@@ -1,7 +1,7 @@
 /*
  * test_btree.c -- randomized puts/gets/dels on the main DB and named DBs, checked against
  * an in-memory model after every commit and after reopening.  Usage:
- *   test_btree DIR [seed] [ops]
+ *   test_btree DIR [seed] [ops] [writemap|nosync|nometasync|notls|nolock]
  * Aborted txns roll the model back.  Values range from 0 bytes to overflow sizes.
  */
 #include <stdio.h>
@@ -173,6 +173,16 @@ int main(int argc, char **argv)
     const char *dir = argv[1];
     unsigned seed = argc > 2 ? (unsigned)atoi(argv[2]) : 1;
     long ops = argc > 3 ? atol(argv[3]) : 20000;
+    unsigned eflags = 0;
+    if (argc > 4) {
+        const char *f = argv[4];
+        eflags = !strcmp(f, "writemap")     ? MDB_WRITEMAP
+                 : !strcmp(f, "nosync")     ? MDB_NOSYNC
+                 : !strcmp(f, "nometasync") ? MDB_NOMETASYNC
+                 : !strcmp(f, "notls")      ? MDB_NOTLS
+                 : !strcmp(f, "nolock")     ? MDB_NOLOCK
+                                            : 0;
+    }
     rng = seed;
     mkdir(dir, 0755);
 
@@ -180,7 +190,7 @@ int main(int argc, char **argv)
     CHECK(mdb_env_create(&env));
     CHECK(mdb_env_set_mapsize(env, 1ul << 30));
     CHECK(mdb_env_set_maxdbs(env, 8));
-    CHECK(mdb_env_open(env, dir, 0, 0644));
+    CHECK(mdb_env_open(env, dir, eflags, 0644));
 
     model live[NDB], saved[NDB];
     memset(live, 0, sizeof(live));
@@ -271,7 +281,7 @@ int main(int argc, char **argv)
     /* reopen and verify everything again */
     CHECK(mdb_env_create(&env));
     CHECK(mdb_env_set_maxdbs(env, 8));
-    CHECK(mdb_env_open(env, dir, MDB_RDONLY, 0644));
+    CHECK(mdb_env_open(env, dir, MDB_RDONLY | (eflags & MDB_NOLOCK), 0644));
     CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
     for (int d = 0; d < NDB; d++) {
         CHECK(mdb_dbi_open(txn, dbnames[d], 0, &dbi[d]));
