@@ -76,3 +76,18 @@ def test_buffer_inputs_accepted(env):
         t.put(b"k2", arr)
         assert t.get(memoryview(b"k1")) == b"v1"
         assert np.frombuffer(t.get(b"k2"), dtype=np.uint32).tolist() == [0, 1, 2, 3]
+
+
+def test_failed_open_raises_engine_error(lm, tmp_path):
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"A" * 8192)
+    with pytest.raises(mdb.InvalidError):
+        lm.open(str(junk), subdir=False)
+    # the failed open left nothing registered: a real environment opens fine
+    lm.open(str(tmp_path / "ok")).close()
+
+
+def test_closed_object_error_after_failed_begin(env):
+    env.close()
+    with pytest.raises(mdb.Error, match="closed"):
+        env.begin()
