@@ -76,10 +76,9 @@ int dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out)
     int rc;
     if (flags & ~(DB_PERSISTENT_FLAGS | MDB_CREATE))
         return EINVAL;
-    if (flags & DB_DUPFLAGS)
-        return MDB_INCOMPATIBLE; /* sorted duplicates arrive with issue 3 */
-
     if (!name) {
+        if (flags & DB_DUPFLAGS)
+            return MDB_INCOMPATIBLE; /* sorted duplicates arrive with issue 3 */
         db_record *m = &txn->dbs[MAIN_DBI];
         if (m->flags & MDB_DUPSORT)
             return MDB_INCOMPATIBLE;
@@ -143,6 +142,8 @@ int dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out)
             return MDB_NOTFOUND;
         if (txn->flags & TXN_RDONLY)
             return EACCES;
+        if (flags & DB_DUPFLAGS)
+            return MDB_INCOMPATIBLE; /* sorted duplicates arrive with issue 3 */
         memset(&rec, 0, sizeof(rec));
         rec.flags = (uint16_t)pflags;
         rec.root = P_INVALID;
