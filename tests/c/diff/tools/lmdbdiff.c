@@ -1,0 +1,857 @@
+/*
+ * lmdbdiff.c -- one seeded random workload through the LMDB 0.9 C API, printed as a
+ * deterministic transcript (operation, return code, keys and values; never a pointer).
+ *
+ * The same source is compiled twice: against Debian's lmdb.h + liblmdb.so.0 and against
+ * our build/include/lmdb.h + build/compat/liblmdb.so.0.  For a given seed and feature set
+ * the two transcripts must be identical (tests/c/diff/rundiff.py compares them).
+ *
+ *   lmdbdiff [--seed N] [--txns N] [--no-dupsort] [--no-nested] [--layout] DIR
+ *
+ *   --seed N       PRNG seed (default 1)
+ *   --txns N       number of top-level write transactions (default 60)
+ *   --no-dupsort   leave out the DUPSORT / DUPFIXED / INTEGERDUP / REVERSEDUP databases
+ *   --no-nested    never begin a child transaction
+ *   --layout       also print depth and page counts per database at the end (these depend
+ *                  on the page-split policy, so they are not part of the default transcript)
+ *   --lmdb0924     steer clear of cursor bugs of LMDB 0.9.24 (Debian 12's liblmdb), fixed in
+ *                  later 0.9 releases: on a DUPSORT database, a key-level relative move
+ *                  (NEXT, PREV, NEXT_NODUP, PREV_NODUP) right after a duplicate-level call
+ *                  (FIRST_DUP, GET_BOTH, NEXT_MULTIPLE, ...) or after a write or delete
+ *                  through the cursor gives wrong items there (seen: NOTFOUND after
+ *                  FIRST_DUP+NEXT on the last key, a garbage key from PREV after
+ *                  cursor_del).  With this flag such a move becomes FIRST; so does any
+ *                  move right after FIRST_DUP (0.9.24 keeps a stale end-of-duplicates
+ *                  flag there: LAST, FIRST_DUP, NEXT_DUP gives NOTFOUND).  Both builds of
+ *                  a comparison must get the same flags.
+ *
+ * DIR must exist and be empty; the environment is left there for the file checks.
+ * Exit status: 0 when the workload ran to its end (whatever the return codes were),
+ * 2 on a usage error, 3 when an operation the workload depends on failed (printed).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lmdb.h"
+
+/* ------------------------------------------------------------------ PRNG (splitmix64) */
+static uint64_t rng_state;
+
+static uint64_t rnd64(void)
+{
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static unsigned rnd(unsigned n) /* uniform-ish in [0, n) */
+{
+    return n ? (unsigned)(rnd64() % n) : 0;
+}
+
+static int chance(unsigned percent)
+{
+    return rnd(100) < percent;
+}
+
+/* ------------------------------------------------------------------ transcript */
+static unsigned long seq;
+
+static uint64_t fnv(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= c[i];
+        h *= 0x100000001B3ull;
+    }
+    return h;
+}
+#define FNV0 0xCBF29CE484222325ull
+
+/* A value in the transcript: short ones in hex, long ones as length and hash. */
+static void pval(const char *tag, const MDB_val *v)
+{
+    if (!v) {
+        printf(" %s=-", tag);
+        return;
+    }
+    if (v->mv_size <= 40) {
+        printf(" %s=", tag);
+        for (size_t i = 0; i < v->mv_size; i++)
+            printf("%02x", ((const unsigned char *)v->mv_data)[i]);
+        if (!v->mv_size)
+            printf("''");
+    } else {
+        printf(" %s=#%zu:%016llx", tag, v->mv_size,
+               (unsigned long long)fnv(v->mv_data, v->mv_size, FNV0));
+    }
+}
+
+static void line_start(const char *what)
+{
+    printf("%06lu %s", ++seq, what);
+}
+
+static void fatal(const char *what, int rc)
+{
+    printf("FATAL %s rc=%d\n", what, rc);
+    fflush(stdout);
+    exit(3);
+}
+
+/* ------------------------------------------------------------------ databases */
+enum kind { K_PLAIN, K_INTKEY, K_REVKEY, K_DUPS, K_DUPFIXED, K_INTDUP, K_REVDUP, K_NKINDS };
+static const char *const kind_name[K_NKINDS] = {"plain", "intkey", "revkey", "dups",
+                                                "dupfixed", "intdup", "revdup"};
+static const unsigned kind_flags[K_NKINDS] = {
+    0,
+    MDB_INTEGERKEY,
+    MDB_REVERSEKEY,
+    MDB_DUPSORT,
+    MDB_DUPSORT | MDB_DUPFIXED,
+    MDB_DUPSORT | MDB_DUPFIXED | MDB_INTEGERDUP | MDB_INTEGERKEY,
+    MDB_DUPSORT | MDB_REVERSEDUP,
+};
+
+struct db {
+    enum kind kind;
+    MDB_dbi dbi;
+    int dup, fixed;
+};
+
+static struct db dbs[K_NKINDS];
+static int ndbs;
+static MDB_env *env;
+static int opt_dupsort = 1, opt_nested = 1, opt_layout, opt_0924;
+
+/* Buffers for generated keys and values (one key and one value alive at a time). */
+static unsigned char kbuf[600], vbuf[12000];
+static unsigned int kint;
+static uint64_t kint64;
+
+static void gen_key(const struct db *d, MDB_val *k)
+{
+    switch (d->kind) {
+    case K_INTKEY:
+        kint = chance(90) ? rnd(600) : (unsigned)rnd64();
+        k->mv_data = &kint;
+        k->mv_size = sizeof kint;
+        return;
+    case K_INTDUP:
+        kint = rnd(50);
+        k->mv_data = &kint;
+        k->mv_size = sizeof kint;
+        return;
+    case K_DUPS:
+    case K_DUPFIXED:
+    case K_REVDUP:
+        k->mv_size = (size_t)snprintf((char *)kbuf, sizeof kbuf, "g%03u", rnd(40));
+        k->mv_data = kbuf;
+        return;
+    default: {
+        int n = snprintf((char *)kbuf, sizeof kbuf, "k%05u", rnd(400));
+        if (chance(10)) { /* long keys, up to the 511-byte limit, for branch splits */
+            unsigned extra = 1 + rnd(chance(20) ? 505 : 120);
+            for (unsigned i = 0; i < extra; i++)
+                kbuf[n + i] = (unsigned char)('a' + (i * 7 + extra) % 26);
+            n += (int)extra;
+        }
+        k->mv_size = (size_t)n;
+        k->mv_data = kbuf;
+        return;
+    }
+    }
+}
+
+static void fill(unsigned char *buf, size_t n, unsigned tag)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (unsigned char)(tag * 31u + i * 13u + (i >> 8));
+}
+
+static void gen_val_into(const struct db *d, MDB_val *v, unsigned char *buf)
+{
+    unsigned tag = rnd(5000);
+    switch (d->kind) {
+    case K_DUPFIXED: /* 8 bytes, big-endian so that memcmp order is numeric order */
+        for (int i = 0; i < 8; i++)
+            buf[i] = (unsigned char)((uint64_t)tag >> (56 - 8 * i));
+        v->mv_size = 8;
+        break;
+    case K_INTDUP:
+        kint64 = tag;
+        memcpy(buf, &kint64, 8);
+        v->mv_size = 8;
+        break;
+    case K_DUPS:
+    case K_REVDUP: {
+        int n = snprintf((char *)buf, 64, "d%05u", tag);
+        size_t pad = chance(15) ? rnd(200) : rnd(12);
+        fill(buf + n, pad, tag);
+        v->mv_size = (size_t)n + pad;
+        break;
+    }
+    default: {
+        size_t n;
+        unsigned r = rnd(100);
+        if (r < 4)
+            n = 0;
+        else if (r < 88)
+            n = 1 + rnd(120);
+        else if (r < 96)
+            n = 200 + rnd(1800);
+        else
+            n = 2000 + rnd(9000); /* overflow pages */
+        int h = snprintf((char *)buf, 16, "v%u:", tag);
+        if ((size_t)h > n)
+            h = (int)n;
+        fill(buf + h, n - (size_t)h, tag);
+        v->mv_size = n;
+        break;
+    }
+    }
+    v->mv_data = buf;
+}
+
+static void gen_val(const struct db *d, MDB_val *v)
+{
+    gen_val_into(d, v, vbuf);
+}
+
+/* A value for MDB_APPENDDUP: LMDB 0.9 does not check the order of appended duplicates
+ * (an out-of-order one corrupts the sub-page), so only a value above the key's current
+ * last duplicate is used, and only in the numeric DUPFIXED databases. */
+static int gen_appenddup(MDB_txn *txn, const struct db *d, MDB_val *k, MDB_val *v)
+{
+    MDB_cursor *c;
+    MDB_val kk = *k, last;
+    uint64_t x = rnd(5000);
+    if (d->kind != K_DUPFIXED && d->kind != K_INTDUP)
+        return 0;
+    if (mdb_cursor_open(txn, d->dbi, &c))
+        return 0;
+    if (mdb_cursor_get(c, &kk, &last, MDB_SET_KEY) == 0 &&
+        mdb_cursor_get(c, &kk, &last, MDB_LAST_DUP) == 0 && last.mv_size == 8) {
+        uint64_t cur = 0;
+        if (d->kind == K_INTDUP)
+            memcpy(&cur, last.mv_data, 8);
+        else
+            for (int i = 0; i < 8; i++)
+                cur = cur << 8 | ((const unsigned char *)last.mv_data)[i];
+        x = cur + 1 + rnd(4);
+    }
+    mdb_cursor_close(c);
+    if (d->kind == K_INTDUP)
+        memcpy(vbuf, &x, 8);
+    else
+        for (int i = 0; i < 8; i++)
+            vbuf[i] = (unsigned char)(x >> (56 - 8 * i));
+    v->mv_data = vbuf;
+    v->mv_size = 8;
+    return 1;
+}
+
+/* ------------------------------------------------------------------ checksums */
+/* Count and hash every pair of one database, through a cursor in `txn`. */
+static void db_digest(MDB_txn *txn, const struct db *d, const char *why)
+{
+    MDB_cursor *c;
+    MDB_val k, v;
+    int rc = mdb_cursor_open(txn, d->dbi, &c);
+    line_start(why);
+    printf(" db=%s", kind_name[d->kind]);
+    if (rc) {
+        printf(" cursor_open rc=%d\n", rc);
+        return;
+    }
+    uint64_t h = FNV0;
+    unsigned long n = 0;
+    while ((rc = mdb_cursor_get(c, &k, &v, n ? MDB_NEXT : MDB_FIRST)) == 0) {
+        h = fnv(&k.mv_size, sizeof k.mv_size, h);
+        h = fnv(k.mv_data, k.mv_size, h);
+        h = fnv(&v.mv_size, sizeof v.mv_size, h);
+        h = fnv(v.mv_data, v.mv_size, h);
+        n++;
+    }
+    MDB_stat st;
+    int src = mdb_stat(txn, d->dbi, &st);
+    printf(" n=%lu end=%d hash=%016llx stat=%d entries=%zu\n", n, rc, (unsigned long long)h, src,
+           src ? (size_t)0 : st.ms_entries);
+    mdb_cursor_close(c);
+}
+
+static void db_dump(MDB_txn *txn, const struct db *d)
+{
+    MDB_cursor *c;
+    MDB_val k, v;
+    int rc = mdb_cursor_open(txn, d->dbi, &c);
+    if (rc)
+        fatal("dump cursor_open", rc);
+    unsigned long n = 0;
+    while ((rc = mdb_cursor_get(c, &k, &v, n ? MDB_NEXT : MDB_FIRST)) == 0) {
+        line_start("dump");
+        printf(" db=%s", kind_name[d->kind]);
+        pval("k", &k);
+        pval("v", &v);
+        putchar('\n');
+        n++;
+    }
+    line_start("dump-end");
+    printf(" db=%s n=%lu rc=%d\n", kind_name[d->kind], n, rc);
+    mdb_cursor_close(c);
+}
+
+/* ------------------------------------------------------------------ operations */
+static const struct db *pick_db(void)
+{
+    return &dbs[rnd((unsigned)ndbs)];
+}
+
+static void op_put(MDB_txn *txn)
+{
+    const struct db *d = pick_db();
+    MDB_val k, v;
+    unsigned flags = 0;
+    gen_key(d, &k);
+    gen_val(d, &v);
+    unsigned r = rnd(100);
+    if (r < 15)
+        flags = MDB_NOOVERWRITE;
+    else if (r < 25 && d->dup)
+        flags = MDB_NODUPDATA;
+    else if (r < 30)
+        flags = MDB_APPEND;
+    else if (r < 33 && d->dup && gen_appenddup(txn, d, &k, &v))
+        flags = MDB_APPENDDUP;
+    else if (r < 40 && !d->dup)
+        flags = MDB_RESERVE;
+    size_t vsize = v.mv_size;
+    line_start("put");
+    printf(" db=%s fl=%x", kind_name[d->kind], flags);
+    pval("k", &k);
+    pval("v", &v);
+    int rc = mdb_put(txn, d->dbi, &k, &v, flags);
+    printf(" rc=%d", rc);
+    if (rc == MDB_KEYEXIST)
+        pval("old", &v);
+    if (rc == 0 && (flags & MDB_RESERVE)) {
+        printf(" rsize=%zu", v.mv_size);
+        if (v.mv_size == vsize)
+            fill(v.mv_data, vsize, 77);
+    }
+    putchar('\n');
+}
+
+static void op_del(MDB_txn *txn)
+{
+    const struct db *d = pick_db();
+    MDB_val k, v;
+    gen_key(d, &k);
+    int with_data = d->dup && chance(60);
+    if (with_data)
+        gen_val(d, &v);
+    line_start("del");
+    printf(" db=%s", kind_name[d->kind]);
+    pval("k", &k);
+    if (with_data)
+        pval("v", &v);
+    printf(" rc=%d\n", mdb_del(txn, d->dbi, &k, with_data ? &v : NULL));
+}
+
+static void op_get(MDB_txn *txn, const char *tag)
+{
+    const struct db *d = pick_db();
+    MDB_val k, v;
+    gen_key(d, &k);
+    line_start(tag);
+    printf(" db=%s", kind_name[d->kind]);
+    pval("k", &k);
+    int rc = mdb_get(txn, d->dbi, &k, &v);
+    printf(" rc=%d", rc);
+    if (rc == 0)
+        pval("v", &v);
+    putchar('\n');
+}
+
+/* Calls that must fail the same way on both libraries. */
+static void op_bad(MDB_txn *txn)
+{
+    const struct db *d = pick_db();
+    MDB_val k, v;
+    gen_val(d, &v);
+    unsigned r = rnd(3);
+    if (r == 0) { /* empty key */
+        k.mv_size = 0;
+        k.mv_data = kbuf;
+        line_start("bad-emptykey");
+    } else if (r == 1 && (d->kind == K_PLAIN || d->kind == K_REVKEY)) { /* key too long */
+        memset(kbuf, 'z', 512);
+        k.mv_size = 512;
+        k.mv_data = kbuf;
+        line_start("bad-longkey");
+    } else {
+        /* (A DUPFIXED value of the wrong size is not tried: LMDB 0.9 does not check it and
+         * writes a damaged page, so there is no defined result to compare.) */
+        gen_key(d, &k);
+        line_start("bad-none");
+    }
+    printf(" db=%s rc=%d\n", kind_name[d->kind], mdb_put(txn, d->dbi, &k, &v, 0));
+}
+
+/* Cursor states, to issue only calls whose result LMDB 0.9 defines:
+ * FRESH never positioned; UNSET after a failed positioning call (LMDB leaves the position
+ * unspecified); POS on an item; EOF after NEXT/PREV ran off an end; DELETED after cursor_del. */
+enum cstate { CS_FRESH, CS_UNSET, CS_POS, CS_EOF, CS_DELETED };
+
+static void print_cur(int rc, const MDB_val *k, const MDB_val *v)
+{
+    printf(" rc=%d", rc);
+    if (rc == 0) {
+        pval("k", k);
+        if (v)
+            pval("v", v);
+    }
+    putchar('\n');
+}
+
+/* A cursor session: open, a few moves / puts / deletes, close.  `writable` allows puts. */
+static void op_cursor(MDB_txn *txn, int writable)
+{
+    const struct db *d = pick_db();
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn, d->dbi, &c);
+    line_start("cursor-open");
+    printf(" db=%s rc=%d\n", kind_name[d->kind], rc);
+    if (rc)
+        return;
+    enum cstate st = CS_FRESH;
+    /* --lmdb0924: on a DUPSORT database, set after a duplicate-level call or a write
+     * through the cursor; the next key-level relative move is then replaced (see usage). */
+    int dupdirty = 0;
+    unsigned nops = 1 + rnd(14);
+    for (unsigned i = 0; i < nops; i++) {
+        MDB_val k, v;
+        unsigned r = rnd(100);
+        if (writable && r >= 82) { /* writes through the cursor */
+            dupdirty = d->dup;
+            unsigned w = rnd(100);
+            if (w < 35 && (st == CS_POS)) {
+                line_start("c-del");
+                unsigned fl = (d->dup && chance(30)) ? MDB_NODUPDATA : 0;
+                rc = mdb_cursor_del(c, fl);
+                printf(" fl=%x rc=%d\n", fl, rc);
+                st = rc ? CS_UNSET : CS_DELETED;
+            } else if (w < 50 && st == CS_POS && !d->dup) {
+                /* replace the current value (any size: non-DUPSORT) */
+                gen_val(d, &v);
+                rc = mdb_cursor_get(c, &k, NULL, MDB_GET_CURRENT);
+                if (rc) {
+                    line_start("c-getcur-for-put");
+                    printf(" rc=%d\n", rc);
+                    st = CS_UNSET;
+                    continue;
+                }
+                memcpy(kbuf, k.mv_data, k.mv_size); /* key must not point into the map */
+                k.mv_data = kbuf;
+                line_start("c-put-current");
+                pval("k", &k);
+                pval("v", &v);
+                rc = mdb_cursor_put(c, &k, &v, MDB_CURRENT);
+                printf(" rc=%d\n", rc);
+                st = rc ? CS_UNSET : CS_POS;
+            } else if (w < 60 && d->fixed) {
+                /* MDB_MULTIPLE: a run of fixed-size values under one key */
+                static unsigned char multi[8 * 64];
+                MDB_val m[2];
+                unsigned cnt = 1 + rnd(40);
+                unsigned base = rnd(5000);
+                gen_key(d, &k);
+                for (unsigned j = 0; j < cnt; j++) {
+                    uint64_t x = base + j * (1 + rnd(3));
+                    if (d->kind == K_INTDUP)
+                        memcpy(multi + 8 * j, &x, 8);
+                    else
+                        for (int b = 0; b < 8; b++)
+                            multi[8 * j + b] = (unsigned char)(x >> (56 - 8 * b));
+                }
+                m[0].mv_size = 8;
+                m[0].mv_data = multi;
+                m[1].mv_size = cnt;
+                m[1].mv_data = NULL;
+                line_start("c-put-multiple");
+                pval("k", &k);
+                printf(" n=%u base=%u", cnt, base);
+                rc = mdb_cursor_put(c, &k, m, MDB_MULTIPLE);
+                printf(" rc=%d done=%zu\n", rc, m[1].mv_size);
+                st = rc ? CS_UNSET : CS_POS;
+            } else {
+                unsigned fl = 0, f = rnd(100);
+                if (f < 20)
+                    fl = MDB_NOOVERWRITE;
+                else if (f < 35 && d->dup)
+                    fl = MDB_NODUPDATA;
+                else if (f < 42)
+                    fl = MDB_APPEND;
+                gen_key(d, &k);
+                gen_val(d, &v);
+                if (f >= 42 && f < 48 && d->dup && gen_appenddup(txn, d, &k, &v))
+                    fl = MDB_APPENDDUP;
+                line_start("c-put");
+                printf(" fl=%x", fl);
+                pval("k", &k);
+                pval("v", &v);
+                rc = mdb_cursor_put(c, &k, &v, fl);
+                printf(" rc=%d", rc);
+                if (rc == MDB_KEYEXIST)
+                    pval("old", &v);
+                putchar('\n');
+                st = rc ? CS_UNSET : CS_POS;
+            }
+            continue;
+        }
+        /* moves */
+        MDB_cursor_op op;
+        const char *name;
+        int needk = 0, needv = 0;
+        unsigned m = rnd(d->dup ? 19 : 9);
+        switch (m) {
+        case 0: op = MDB_FIRST; name = "FIRST"; break;
+        case 1: op = MDB_LAST; name = "LAST"; break;
+        case 2: case 3: op = MDB_NEXT; name = "NEXT"; break;
+        case 4: op = MDB_PREV; name = "PREV"; break;
+        case 5: op = MDB_SET; name = "SET"; needk = 1; break;
+        case 6: op = MDB_SET_KEY; name = "SET_KEY"; needk = 1; break;
+        case 7: op = MDB_SET_RANGE; name = "SET_RANGE"; needk = 1; break;
+        case 8: op = MDB_GET_CURRENT; name = "GET_CURRENT"; break;
+        case 9: op = MDB_FIRST_DUP; name = "FIRST_DUP"; break;
+        case 10: op = MDB_LAST_DUP; name = "LAST_DUP"; break;
+        case 11: op = MDB_NEXT_DUP; name = "NEXT_DUP"; break;
+        case 12: op = MDB_PREV_DUP; name = "PREV_DUP"; break;
+        case 13: op = MDB_NEXT_NODUP; name = "NEXT_NODUP"; break;
+        case 14: op = MDB_PREV_NODUP; name = "PREV_NODUP"; break;
+        case 15: op = MDB_GET_BOTH; name = "GET_BOTH"; needk = needv = 1; break;
+        case 16: op = MDB_GET_BOTH_RANGE; name = "GET_BOTH_RANGE"; needk = needv = 1; break;
+        case 17: op = MDB_NEXT; name = "NEXT"; break;
+        default:
+            if (d->fixed) {
+                op = (st == CS_POS && chance(50)) ? MDB_GET_MULTIPLE : MDB_NEXT_MULTIPLE;
+                name = op == MDB_GET_MULTIPLE ? "GET_MULTIPLE" : "NEXT_MULTIPLE";
+            } else {
+                op = MDB_PREV;
+                name = "PREV";
+            }
+            break;
+        }
+        int absolute = op == MDB_FIRST || op == MDB_LAST || needk;
+        int relative = op == MDB_NEXT || op == MDB_PREV || op == MDB_NEXT_NODUP ||
+                       op == MDB_PREV_NODUP || op == MDB_NEXT_MULTIPLE;
+        /* Only calls whose outcome LMDB 0.9 defines: dup moves, GET_CURRENT, count and
+         * GET_MULTIPLE from a valid position; NEXT/PREV also after NOTFOUND or a delete. */
+        if (!absolute && st != CS_POS && !(relative && (st == CS_EOF || st == CS_DELETED))) {
+            if (st == CS_FRESH && (op == MDB_NEXT || (op == MDB_PREV && !d->dup))) {
+                /* NEXT/PREV on a fresh cursor mean FIRST/LAST: defined, keep them.  (Not
+                 * PREV on a DUPSORT database: LMDB 0.9.24 returns a garbage key there, a
+                 * bug fixed in later 0.9 releases.) */
+            } else {
+                op = MDB_FIRST;
+                name = "FIRST";
+                needk = needv = 0;
+            }
+        }
+        if (opt_0924 && d->dup && dupdirty && relative) {
+            op = MDB_FIRST;
+            name = "FIRST";
+            needk = needv = 0;
+        }
+        if (d->dup)
+            dupdirty = !(op == MDB_FIRST || op == MDB_LAST || op == MDB_SET ||
+                         op == MDB_SET_KEY || op == MDB_SET_RANGE || (relative && !dupdirty)) ||
+                       op == MDB_NEXT_MULTIPLE;
+        if (needk)
+            gen_key(d, &k);
+        if (needv)
+            gen_val(d, &v);
+        line_start("c-get");
+        printf(" %s", name);
+        if (needk)
+            pval("k", &k);
+        if (needv)
+            pval("v", &v);
+        rc = mdb_cursor_get(c, &k, &v, op);
+        if (op == MDB_SET)
+            print_cur(rc, NULL, &v); /* SET does not return the key */
+        else
+            print_cur(rc, &k, &v);
+        if (rc == 0 && opt_0924 && op == MDB_FIRST_DUP)
+            st = CS_UNSET; /* 0.9.24 leaves a stale end-of-dups flag: reposition next */
+        else if (rc == 0)
+            st = CS_POS;
+        else if (rc == MDB_NOTFOUND && st != CS_UNSET && st != CS_FRESH && relative)
+            st = CS_EOF;
+        else if (rc == MDB_NOTFOUND && (op == MDB_NEXT_DUP || op == MDB_PREV_DUP))
+            st = CS_POS; /* still on the same key: LMDB keeps the position */
+        else
+            st = CS_UNSET;
+        if (st == CS_POS && d->dup && chance(25)) {
+            size_t cnt = 0;
+            rc = mdb_cursor_count(c, &cnt);
+            line_start("c-count");
+            printf(" rc=%d n=%zu\n", rc, rc ? (size_t)0 : cnt);
+        }
+    }
+    mdb_cursor_close(c);
+}
+
+static void ops_in(MDB_txn *txn, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        unsigned r = rnd(100);
+        if (r < 45)
+            op_put(txn);
+        else if (r < 60)
+            op_del(txn);
+        else if (r < 70)
+            op_get(txn, "get");
+        else if (r < 90)
+            op_cursor(txn, 1);
+        else if (r < 93)
+            op_bad(txn);
+        else if (r < 94) {
+            const struct db *d = pick_db();
+            line_start("drop-empty");
+            printf(" db=%s rc=%d\n", kind_name[d->kind], mdb_drop(txn, d->dbi, 0));
+        } else {
+            const struct db *d = pick_db();
+            MDB_stat st;
+            int rc = mdb_stat(txn, d->dbi, &st);
+            line_start("stat");
+            printf(" db=%s rc=%d entries=%zu\n", kind_name[d->kind], rc,
+                   rc ? (size_t)0 : st.ms_entries);
+        }
+    }
+}
+
+/* A child transaction of `parent` (depth 1 or 2), committed or aborted. */
+static void nested(MDB_txn *parent, int depth)
+{
+    MDB_txn *child;
+    int rc = mdb_txn_begin(env, parent, 0, &child);
+    line_start("child-begin");
+    printf(" depth=%d rc=%d", depth, rc);
+    if (rc) {
+        putchar('\n');
+        return;
+    }
+    printf(" id=%zu\n", mdb_txn_id(child));
+    ops_in(child, 1 + rnd(20));
+    if (depth < 2 && chance(30))
+        nested(child, depth + 1);
+    ops_in(child, rnd(6));
+    if (chance(65)) {
+        rc = mdb_txn_commit(child);
+        line_start("child-commit");
+    } else {
+        mdb_txn_abort(child);
+        rc = 0;
+        line_start("child-abort");
+    }
+    printf(" depth=%d rc=%d\n", depth, rc);
+}
+
+static void all_digests(MDB_txn *txn, const char *why)
+{
+    for (int i = 0; i < ndbs; i++)
+        db_digest(txn, &dbs[i], why);
+}
+
+static int usage(void)
+{
+    fprintf(stderr,
+            "usage: lmdbdiff [--seed N] [--txns N] [--no-dupsort] [--no-nested] [--layout] "
+            "[--lmdb0924] DIR\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned long long seed = 1;
+    unsigned txns = 60;
+    const char *dir = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--txns") && i + 1 < argc)
+            txns = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--no-dupsort"))
+            opt_dupsort = 0;
+        else if (!strcmp(argv[i], "--no-nested"))
+            opt_nested = 0;
+        else if (!strcmp(argv[i], "--layout"))
+            opt_layout = 1;
+        else if (!strcmp(argv[i], "--lmdb0924"))
+            opt_0924 = 1;
+        else if (argv[i][0] == '-' || dir)
+            return usage();
+        else
+            dir = argv[i];
+    }
+    if (!dir)
+        return usage();
+    rng_state = seed * 0x2545F4914F6CDD1Dull + 17;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a crash leaves a transcript up to the crashing call */
+
+    int major, minor, patch;
+    mdb_version(&major, &minor, &patch);
+    printf("# lmdbdiff seed=%llu txns=%u dupsort=%d nested=%d lmdb0924=%d\n", seed, txns,
+           opt_dupsort, opt_nested, opt_0924);
+    /* The library's own version is printed to stderr: the transcript must not depend on it. */
+    fprintf(stderr, "library: %d.%d.%d\n", major, minor, patch);
+
+    int rc;
+    if ((rc = mdb_env_create(&env)))
+        fatal("env_create", rc);
+    if ((rc = mdb_env_set_maxdbs(env, 16)))
+        fatal("set_maxdbs", rc);
+    if ((rc = mdb_env_set_mapsize(env, (size_t)256 << 20)))
+        fatal("set_mapsize", rc);
+    if ((rc = mdb_env_open(env, dir, MDB_NOSYNC | MDB_NOTLS, 0644)))
+        fatal("env_open", rc);
+    line_start("env-open");
+    printf(" maxkeysize=%d\n", mdb_env_get_maxkeysize(env));
+
+    MDB_txn *txn;
+    if ((rc = mdb_txn_begin(env, NULL, 0, &txn)))
+        fatal("txn_begin(setup)", rc);
+    for (int k = 0; k < K_NKINDS; k++) {
+        if (!opt_dupsort && (kind_flags[k] & MDB_DUPSORT))
+            continue;
+        struct db *d = &dbs[ndbs];
+        d->kind = (enum kind)k;
+        d->dup = !!(kind_flags[k] & MDB_DUPSORT);
+        d->fixed = !!(kind_flags[k] & MDB_DUPFIXED);
+        rc = mdb_dbi_open(txn, kind_name[k], kind_flags[k] | MDB_CREATE, &d->dbi);
+        unsigned fl = 0;
+        if (!rc)
+            mdb_dbi_flags(txn, d->dbi, &fl);
+        line_start("dbi-open");
+        printf(" db=%s rc=%d flags=%x\n", kind_name[k], rc, fl);
+        if (rc)
+            fatal("dbi_open", rc);
+        ndbs++;
+    }
+    if ((rc = mdb_txn_commit(txn)))
+        fatal("txn_commit(setup)", rc);
+
+    /* A long-lived reader (the env has MDB_NOTLS, so it has its own reader slot next to the
+     * short snapshot-check txns of the same thread): begun after the first workload txn,
+     * read from at intervals (its snapshot must not change while writers commit), sometimes
+     * reset and renewed onto the newest snapshot, sometimes ended and begun again. */
+    MDB_txn *reader = NULL;
+    for (unsigned t = 0; t < txns; t++) {
+        if ((rc = mdb_txn_begin(env, NULL, 0, &txn)))
+            fatal("txn_begin", rc);
+        line_start("txn-begin");
+        printf(" t=%u id=%zu\n", t, mdb_txn_id(txn));
+        ops_in(txn, 1 + rnd(40));
+        if (opt_nested && chance(35)) {
+            nested(txn, 1);
+            ops_in(txn, rnd(5));
+        }
+        if (chance(80)) {
+            rc = mdb_txn_commit(txn);
+            line_start("txn-commit");
+            printf(" rc=%d\n", rc);
+            if (rc)
+                fatal("txn_commit", rc);
+            MDB_txn *r;
+            rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &r);
+            line_start("snap");
+            printf(" rc=%d id=%zu\n", rc, rc ? (size_t)0 : mdb_txn_id(r));
+            if (rc == 0) {
+                all_digests(r, "snap-db");
+                mdb_txn_abort(r);
+            }
+        } else {
+            mdb_txn_abort(txn);
+            line_start("txn-abort\n");
+        }
+        if (!reader) {
+            if (t >= 1) {
+                rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &reader);
+                line_start("reader-begin");
+                printf(" rc=%d id=%zu\n", rc, rc ? (size_t)0 : mdb_txn_id(reader));
+                if (rc)
+                    reader = NULL;
+                else
+                    all_digests(reader, "reader-db");
+            }
+            continue;
+        }
+        unsigned r = rnd(100);
+        if (r < 30) {
+            for (int g = 0; g < 3; g++)
+                op_get(reader, "reader-get");
+            if (chance(50))
+                op_cursor(reader, 0);
+            if (chance(25)) { /* writing through a read-only txn */
+                MDB_val k, v;
+                gen_key(&dbs[0], &k);
+                gen_val(&dbs[0], &v);
+                line_start("reader-put");
+                printf(" rc=%d\n", mdb_put(reader, dbs[0].dbi, &k, &v, 0));
+            }
+        } else if (r < 45) {
+            mdb_txn_reset(reader);
+            rc = mdb_txn_renew(reader);
+            line_start("reader-renew");
+            printf(" rc=%d id=%zu\n", rc, rc ? (size_t)0 : mdb_txn_id(reader));
+            if (rc) {
+                mdb_txn_abort(reader);
+                reader = NULL;
+            }
+        } else if (r < 60) {
+            all_digests(reader, "reader-db"); /* the old snapshot, unchanged */
+        } else if (r < 65) {
+            mdb_txn_abort(reader);
+            reader = NULL;
+            line_start("reader-end\n");
+        }
+    }
+    if (reader)
+        mdb_txn_abort(reader);
+
+    if ((rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)))
+        fatal("txn_begin(final)", rc);
+    line_start("final");
+    printf(" id=%zu\n", mdb_txn_id(txn));
+    for (int i = 0; i < ndbs; i++)
+        db_dump(txn, &dbs[i]);
+    if (opt_layout) {
+        for (int i = 0; i < ndbs; i++) {
+            MDB_stat st;
+            rc = mdb_stat(txn, dbs[i].dbi, &st);
+            printf("layout db=%s rc=%d depth=%u branch=%zu leaf=%zu overflow=%zu\n",
+                   kind_name[dbs[i].kind], rc, st.ms_depth, st.ms_branch_pages,
+                   st.ms_leaf_pages, st.ms_overflow_pages);
+        }
+    }
+    mdb_txn_abort(txn);
+    MDB_stat est;
+    rc = mdb_env_stat(env, &est);
+    line_start("env-stat");
+    printf(" rc=%d main_entries=%zu psize=%u\n", rc, est.ms_entries, est.ms_psize);
+    MDB_envinfo info;
+    rc = mdb_env_info(env, &info);
+    line_start("env-info");
+    printf(" rc=%d last_txnid=%zu mapsize=%zu\n", rc, info.me_last_txnid, info.me_mapsize);
+    rc = mdb_env_sync(env, 1);
+    line_start("env-sync");
+    printf(" rc=%d\n", rc);
+    mdb_env_close(env);
+    printf("# end\n");
+    return 0;
+}
