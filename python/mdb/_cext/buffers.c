@@ -168,16 +168,18 @@ PyObject *outval(TxnObject *txn, const MDB_val *val)
         return outval_buffers(txn->env, 1, val);
     if (val->mv_size < (1u << 16))
         return PyBytes_FromStringAndSize((const char *)val->mv_data, (Py_ssize_t)val->mv_size);
-    /* large copy: do it (and its page faults) without the GIL; the txn is
-     * marked busy so no other thread can end it meanwhile */
+    /* large copy: do it (and its page faults) without the GIL.  Map pages stay
+     * mapped (close() waits for active ops); a write txn's dirty pages are heap
+     * memory freed when it ends, so a write txn is marked busy meanwhile. */
     PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)val->mv_size);
     if (!b)
         return NULL;
     char *dst = PyBytes_AS_STRING(b);
     const void *src = val->mv_data;
     size_t n = val->mv_size;
-    txn->busy++;
+    int w = txn->write;
+    txn->busy += w;
     MDB_UNLOCKED(txn->env, memcpy(dst, src, n));
-    txn->busy--;
+    txn->busy -= w;
     return b;
 }
