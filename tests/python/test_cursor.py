@@ -156,3 +156,21 @@ def test_cursor_constructor(lm, filled):
     t = filled.begin()
     c = lm.Cursor(filled.open_db(), t)
     assert c.first()
+
+
+def test_getmulti_generator_and_buffer_keys(dup):
+    env, db = dup
+    c = env.begin(db=db).cursor()
+    keys = (k for k in (bytearray(b"a"), memoryview(b"c"), b"zz"))
+    assert c.getmulti(keys) == [(b"a", b"1"), (b"c", b"1")]
+    with pytest.raises(TypeError):
+        c.getmulti([b"a", "str"])
+    with pytest.raises(TypeError):
+        c.getmulti(5)
+
+
+def test_getmulti_buffers(dup):
+    env, db = dup
+    with env.begin(db=db, buffers=True) as t:
+        out = t.cursor().getmulti([b"b"], dupdata=True)
+        assert [(bytes(k), bytes(v)) for k, v in out] == [(b"b", b"1"), (b"b", b"2"), (b"b", b"3")]

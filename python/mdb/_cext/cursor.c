@@ -11,6 +11,7 @@
 #include "module.h"
 
 #include <errno.h>
+#include <stdlib.h>
 
 #define FASTARGS PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
 #define METH_FK (METH_FASTCALL | METH_KEYWORDS)
@@ -299,16 +300,60 @@ static PyObject *cur_get(CursorObject *self, FASTARGS)
     return outval(self->txn, &self->val);
 }
 
-static int append_rec(PyObject *out, PyObject *k, PyObject *v)
+/* One record found by getmulti's engine pass. */
+typedef struct {
+    MDB_val k, v;
+} GmRec;
+
+typedef struct {
+    GmRec *recs;
+    size_t n, cap;
+    int rc;          /* engine error, or ENOMEM */
+} GmOut;
+
+static int gm_push(GmOut *o, const MDB_val *k, const MDB_val *v)
 {
-    PyObject *t = v ? PyTuple_Pack(2, k, v) : (Py_INCREF(k), k);
-    if (!t)
-        return -1;
-    int r = PyList_Append(out, t);
-    Py_DECREF(t);
-    return r;
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? o->cap * 2 : 64;
+        GmRec *r = realloc(o->recs, cap * sizeof *r);
+        if (!r)
+            return -1;
+        o->recs = r;
+        o->cap = cap;
+    }
+    o->recs[o->n].k = *k;
+    o->recs[o->n].v = *v;
+    o->n++;
+    return 0;
 }
 
+/* The engine pass of getmulti; runs without the GIL (no Python API here). */
+static void gm_scan(MDB_cursor *mc, const MDB_val *keys, size_t nkeys, int dupdata, GmOut *o)
+{
+    for (size_t i = 0; i < nkeys; i++) {
+        MDB_val k = keys[i], v;
+        int rc = mdb_cursor_get(mc, &k, &v, MDB_SET_KEY);
+        while (rc == 0) {
+            if (gm_push(o, &k, &v) < 0) {
+                o->rc = ENOMEM;
+                return;
+            }
+            if (!dupdata)
+                break;
+            rc = mdb_cursor_get(mc, &k, &v, MDB_NEXT_DUP);
+        }
+        if (rc && rc != MDB_NOTFOUND && !(rc == MDB_BAD_VALSIZE && k.mv_size == 0)) {
+            o->rc = rc;
+            return;
+        }
+    }
+}
+
+/*
+ * getmulti: the keys' buffers are taken first, then every lookup runs in one
+ * pass with the GIL released (a long scan over cold pages no longer stalls
+ * other threads), and the result objects are built afterwards.
+ */
 static PyObject *cur_getmulti(CursorObject *self, FASTARGS)
 {
     static const char *const names[] = {"keys", "dupdata", "dupfixed_bytes", "keyfixed",
@@ -351,79 +396,107 @@ static PyObject *cur_getmulti(CursorObject *self, FASTARGS)
         return NULL;
     if (fixed && !(self->db->flags & MDB_DUPFIXED))
         return err_set("mdb_cursor_get", MDB_INCOMPATIBLE);
-    PyObject *it = PyObject_GetIter(a[0]);
-    if (!it)
+
+    PyObject *seq = PySequence_Fast(a[0], "getmulti() keys must be iterable");
+    if (!seq)
         return NULL;
-    PyObject *out = PyList_New(0);
-    PyObject *packed = NULL; /* bytearray for keyfixed */
-    Py_ssize_t keylen = -1;
-    if (!out)
-        goto fail;
-    if (keyfixed && !(packed = PyByteArray_FromStringAndSize(NULL, 0)))
-        goto fail;
-    PyObject *key;
-    while ((key = PyIter_Next(it))) {
-        int r = set_key_impl(self, key);
-        Py_DECREF(key);
-        if (r < 0)
-            goto fail;
-        if (!r)
-            continue;
-        do {
-            if (fixed && (Py_ssize_t)self->val.mv_size != fixed) {
-                PyErr_Format(PyExc_ValueError, "value of %zu bytes, dupfixed_bytes=%zd",
-                             self->val.mv_size, fixed);
-                goto fail;
-            }
-            if (packed) {
-                if (keylen < 0)
-                    keylen = (Py_ssize_t)self->key.mv_size;
-                else if ((Py_ssize_t)self->key.mv_size != keylen) {
-                    PyErr_SetString(PyExc_ValueError, "keyfixed=True requires equal-size keys");
-                    goto fail;
-                }
-                Py_ssize_t n = PyByteArray_GET_SIZE(packed);
-                if (PyByteArray_Resize(packed, n + keylen + fixed) < 0)
-                    goto fail;
-                char *p = PyByteArray_AS_STRING(packed) + n;
-                memcpy(p, self->key.mv_data, (size_t)keylen);
-                memcpy(p + keylen, self->val.mv_data, (size_t)fixed);
-            } else {
-                PyObject *k = outval(self->txn, &self->key);
-                PyObject *v = values ? outval(self->txn, &self->val) : NULL;
-                int bad = !k || (values && !v) || append_rec(out, k, v) < 0;
-                Py_XDECREF(k);
-                Py_XDECREF(v);
-                if (bad)
-                    goto fail;
-            }
-            if (!dupdata)
-                break;
-            r = cursor_do(self, MDB_NEXT_DUP, NULL, NULL);
-            if (r < 0)
-                goto fail;
-        } while (r);
+    Py_ssize_t nkeys = PySequence_Fast_GET_SIZE(seq);
+    InBuf *bufs = PyMem_Calloc((size_t)nkeys + 1, sizeof *bufs);
+    MDB_val *kv = PyMem_Calloc((size_t)nkeys + 1, sizeof *kv);
+    GmOut o = {NULL, 0, 0, 0};
+    PyObject *out = NULL;
+    Py_ssize_t got = 0;
+    if (!bufs || !kv) {
+        PyErr_NoMemory();
+        goto done;
     }
-    if (PyErr_Occurred())
-        goto fail;
-    Py_DECREF(it);
-    if (packed) {
-        Py_DECREF(out);
-        PyObject *b = PyBytes_FromStringAndSize(PyByteArray_AS_STRING(packed),
-                                                PyByteArray_GET_SIZE(packed));
-        Py_DECREF(packed);
+    for (; got < nkeys; got++)
+        if (inbuf_get(PySequence_Fast_GET_ITEM(seq, got), &kv[got], &bufs[got], "key") < 0)
+            goto done;
+
+    {
+        MDB_cursor *mc = self->cur;
+        TxnObject *txn = self->txn;
+        txn->busy++;
+        MDB_UNLOCKED(txn->env, gm_scan(mc, kv, (size_t)nkeys, dupdata, &o));
+        txn->busy--;
+    }
+    self->positioned = 0; /* the pass moved the cursor */
+    if (o.rc == ENOMEM) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (o.rc) {
+        err_set("mdb_cursor_get", o.rc);
+        goto done;
+    }
+    if (keyfixed) {
+        Py_ssize_t keylen = o.n ? (Py_ssize_t)o.recs[0].k.mv_size : 0;
+        PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)o.n * (keylen + fixed));
         if (!b)
-            return NULL;
-        PyObject *mv = PyMemoryView_FromObject(b);
+            goto done;
+        char *p = PyBytes_AS_STRING(b);
+        for (size_t i = 0; i < o.n; i++) {
+            if ((Py_ssize_t)o.recs[i].k.mv_size != keylen ||
+                (Py_ssize_t)o.recs[i].v.mv_size != fixed) {
+                Py_DECREF(b);
+                PyErr_Format(PyExc_ValueError,
+                             "keyfixed=True needs equal-size keys and %zd-byte values", fixed);
+                goto done;
+            }
+            memcpy(p, o.recs[i].k.mv_data, (size_t)keylen);
+            memcpy(p + keylen, o.recs[i].v.mv_data, (size_t)fixed);
+            p += keylen + fixed;
+        }
+        out = PyMemoryView_FromObject(b);
         Py_DECREF(b);
-        return mv;
+        goto done;
     }
+    out = PyList_New((Py_ssize_t)o.n);
+    if (!out)
+        goto done;
+    for (size_t i = 0; i < o.n; i++) {
+        if (fixed && (Py_ssize_t)o.recs[i].v.mv_size != fixed) {
+            PyErr_Format(PyExc_ValueError, "value of %zu bytes, dupfixed_bytes=%zd",
+                         o.recs[i].v.mv_size, fixed);
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyObject *item;
+        PyObject *k = outval(self->txn, &o.recs[i].k);
+        if (!k) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        if (values) {
+            PyObject *v = outval(self->txn, &o.recs[i].v);
+            if (!v) {
+                Py_DECREF(k);
+                Py_CLEAR(out);
+                goto done;
+            }
+            item = PyTuple_New(2);
+            if (!item) {
+                Py_DECREF(k);
+                Py_DECREF(v);
+                Py_CLEAR(out);
+                goto done;
+            }
+            PyTuple_SET_ITEM(item, 0, k);
+            PyTuple_SET_ITEM(item, 1, v);
+        } else {
+            item = k;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)i, item);
+    }
+done:
+    for (Py_ssize_t i = 0; i < got; i++)
+        inbuf_release(&bufs[i]);
+    PyMem_Free(bufs);
+    PyMem_Free(kv);
+    free(o.recs);
+    Py_DECREF(seq);
     return out;
-fail:
-    Py_XDECREF(packed);
-    Py_XDECREF(out);
-    Py_DECREF(it);
-    return NULL;
 }
 
 static int check_put_sizes(CursorObject *self, MDB_val *k, MDB_val *v)
