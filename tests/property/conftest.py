@@ -1,0 +1,18 @@
+"""tests/property: the state machine and the snapshot-isolation properties of issue 6.
+Prints the run's counts at the end (state-machine steps, readers, commits, ...);
+MDB_PROPERTY_PROFILE=ci|long picks the hypothesis profile (tests/crash/harness.py)."""
+
+import time
+
+from crash import harness
+
+_T0 = time.time()
+
+
+def pytest_report_header(config):
+    return [f"issue 6 hypothesis profile: {harness.PROFILE} (MDB_PROPERTY_PROFILE), "
+            f"example database {harness.DB_DIR}"]
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    harness.print_counts(terminalreporter, "tests/property", _T0)
