@@ -68,7 +68,9 @@ int mdbcore_fault_kill_nth(int kind, unsigned long n, int after);
  *          msync madvise | write (pwrite+pwritev) | sync (fsync+fdatasync+msync) | any
  *   N      the n-th call from arming (1 = next); "N+" = that call and every later one
  *   ACTION an errno name (EIO ENOSPC EDQUOT ENOMEM EACCES EPERM EROFS EFBIG EAGAIN EBADF
- *          EINVAL ENOENT) or number, or "kill" / "kill-after" (SIGKILL before/after the call)
+ *          EINVAL ENOENT) or number, or "kill" / "kill-after" (SIGKILL before/after the call),
+ *          or "skip" (sync kinds only; a test-only mutation: the sync returns success without
+ *          reaching the OS and is logged as failed, so it is no durability barrier)
  * e.g. MDBCORE_FAULT="fdatasync:2:EIO"  or  MDBCORE_FAULT="write:3:kill-after".
  * Returns 0 or EINVAL (rules before the malformed item stay armed). */
 int mdbcore_fault_arm_spec(const char *spec);
@@ -240,6 +242,15 @@ int mdbcore_check_report_print(const mdbcore_check_report *rep, MDB_msg_func *fu
  * dbs (map, map_len and file_size must already be set).  `which` (-1 = newest) forces meta
  * 0 or 1.  Returns 0, MDB_INVALID (no valid meta) or MDB_VERSION_MISMATCH. */
 int mdbcore_snapshot_from_metas(mdbcore_snapshot *in, int which);
+
+/* ====================================================================================
+ * 3. Mutation switch (test-only): deliberately broken behaviour, to prove that the crash
+ *    and snapshot tests can fail (tests/crash/test_mutations.py).  0 = off (always, unless
+ *    a test sets it).  Returns the previous bits.
+ * ==================================================================================== */
+#define MDBCORE_MUT_IGNORE_READERS 0x1 /* readers_oldest ignores reader slots */
+extern int mdbcore_mutation;
+int mdbcore_set_mutation(int bits);
 
 #ifdef __cplusplus
 }
