@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "readers.h"
+#include "mdbcore.h"
 #include "os.h"
 
 #define IDLE_TXNID ((txnid_t)-1)
@@ -160,10 +161,20 @@ void readers_release(reader_slot *slot)
     __atomic_store_n(&slot->pid, 0, __ATOMIC_RELEASE);
 }
 
+/* Test-only mutation switch (mdbcore.h section 3); 0 in every normal run. */
+int mdbcore_mutation;
+
+int mdbcore_set_mutation(int bits)
+{
+    int old = mdbcore_mutation;
+    mdbcore_mutation = bits;
+    return old;
+}
+
 txnid_t readers_oldest(const lock_region *lr, txnid_t upper)
 {
     txnid_t oldest = upper;
-    if (!lr)
+    if (!lr || (mdbcore_mutation & MDBCORE_MUT_IGNORE_READERS))
         return oldest;
     for (unsigned i = rd_count(lr); i-- > 0;) {
         if (__atomic_load_n(&lr->slots[i].pid, __ATOMIC_ACQUIRE)) {
