@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 
 #include "mdbcore.h"
 #include "os.h"
@@ -29,6 +30,7 @@
 /* Rule actions other than "fail with errno" (stored in fault_rule.err). */
 #define FAULT_KILL_BEFORE (-1) /* SIGKILL the process instead of making the call */
 #define FAULT_KILL_AFTER (-2)  /* make the call (and log it), then SIGKILL the process */
+#define FAULT_SKIP (-3) /* sync kinds: succeed without the OS; logged as failed (no barrier) */
 
 typedef struct fault_rule {
     int kind;
@@ -236,7 +238,7 @@ static int fo_sync(int kind, int fd)
         e.result = rc;
         fault_log_add(&e, NULL);
     }
-    return fault_leave(rc);
+    return fault_leave(rc == FAULT_SKIP ? 0 : rc);
 }
 
 static int fo_fsync(int fd)
@@ -366,10 +368,11 @@ static int fo_msync(void *addr, size_t len, int flags)
         e.addr = addr;
         e.len = len;
         e.result = rc;
+        e.dsync = !(flags & MS_ASYNC); /* MS_ASYNC only schedules: no durability barrier */
         maps_find(addr, &e.dev, &e.ino, &e.offset);
         fault_log_add(&e, NULL);
     }
-    return fault_leave(rc);
+    return fault_leave(rc == FAULT_SKIP ? 0 : rc);
 }
 
 static int fo_madvise(void *addr, size_t len, int advice)
@@ -417,7 +420,10 @@ static int valid_kind(int kind)
 
 static int arm(int kind, unsigned long n, int err, int sticky)
 {
-    if (!valid_kind(kind) || n == 0 || err == 0 || err < FAULT_KILL_AFTER)
+    if (!valid_kind(kind) || n == 0 || err == 0 || err < FAULT_SKIP)
+        return EINVAL;
+    if (err == FAULT_SKIP && kind != MDBCORE_FAULT_FSYNC && kind != MDBCORE_FAULT_FDATASYNC &&
+        kind != MDBCORE_FAULT_MSYNC && kind != MDBCORE_FAULT_SYNC)
         return EINVAL;
     mdbcore_fault_install();
     int rc = ENOSPC;
@@ -576,7 +582,8 @@ int mdbcore_fault_crash_image(int out_fd, uint64_t dev, uint64_t ino, size_t upt
     size_t last_sync = 0; /* entries before this index are durable */
     for (size_t i = 0; i < upto; i++) {
         const mdbcore_fault_entry *e = &fault_log[i];
-        if (is_sync(e->kind) && e->result == 0 && e->dev == dev && e->ino == ino)
+        if (is_sync(e->kind) && e->result == 0 && e->dev == dev && e->ino == ino &&
+            (e->kind != MDBCORE_FAULT_MSYNC || e->dsync))
             last_sync = i + 1;
     }
     uint64_t rng = seed ^ 0x6d646263726173ull;
@@ -668,7 +675,7 @@ static const struct {
     {"EIO", EIO},       {"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT}, {"ENOMEM", ENOMEM},
     {"EACCES", EACCES}, {"EPERM", EPERM},   {"EROFS", EROFS},   {"EFBIG", EFBIG},
     {"EAGAIN", EAGAIN}, {"EBADF", EBADF},   {"EINVAL", EINVAL}, {"ENOENT", ENOENT},
-    {"kill", FAULT_KILL_BEFORE}, {"kill-after", FAULT_KILL_AFTER},
+    {"kill", FAULT_KILL_BEFORE}, {"kill-after", FAULT_KILL_AFTER}, {"skip", FAULT_SKIP},
 };
 
 int mdbcore_fault_arm_spec(const char *spec)
@@ -708,7 +715,7 @@ int mdbcore_fault_arm_spec(const char *spec)
                 return EINVAL;
             err = (int)v;
         }
-        int rc = arm(kind, nth, err, sticky && err > 0);
+        int rc = arm(kind, nth, err, sticky && (err > 0 || err == FAULT_SKIP));
         if (rc)
             return rc;
     }
