@@ -62,3 +62,28 @@ def test_child_can_reopen(lm, env, tmp_path):
     assert _in_child(child) == "v"
     assert reader.get(b"k") == b"v"
     assert str(os.getpid()) in env.readers()
+
+
+def test_child_close_leaves_parent_reader_slot(lm, env, tmp_path):
+    with env.begin(write=True) as t:
+        t.put(b"k", b"v")
+    reader = env.begin()
+    reader.get(b"k")
+    before = env.info()["num_readers"]
+
+    def child():
+        import gc
+
+        env.close()  # inherited: marks closed, leaks the engine handle
+        try:
+            reader.abort()
+        except mdb.Error:
+            pass
+        gc.collect()
+        return "ok"
+
+    assert _in_child(child) == "ok"
+    assert env.info()["num_readers"] == before
+    assert str(os.getpid()) in env.readers()
+    assert reader.get(b"k") == b"v"
+    assert env.reader_check() == 0
