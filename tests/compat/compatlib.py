@@ -25,6 +25,7 @@ OUR_COMPAT_DIR = os.path.join(BUILD, "compat")  # liblmdb.so{,.0} -> ../libmdbco
 OUR_INCLUDE = os.path.join(BUILD, "include")  # our lmdb.h
 
 MDB_INCOMPATIBLE = -30784
+EINVAL = 22
 
 _PROBE = r"""
 import ctypes, json, sys, tempfile, shutil
@@ -52,6 +53,11 @@ try:
     if rc == 0:
         lib.mdb_txn_abort(child)
     lib.mdb_txn_abort(txn)
+    d2 = tempfile.mkdtemp(prefix="mdbprobe-copy-")
+    try:
+        out["compact_copy_rc"] = lib.mdb_env_copy2(env, d2.encode(), 1)  # MDB_CP_COMPACT
+    finally:
+        shutil.rmtree(d2, ignore_errors=True)
     lib.mdb_env_close(env)
 finally:
     shutil.rmtree(d, ignore_errors=True)
@@ -63,16 +69,17 @@ print(json.dumps(out))
 def probe(lib_path):
     """What the library at lib_path supports: {'version': [0,9,29], 'dupsort': bool,
     'nested': bool, ...}.  A feature counts as missing only when the library says so with
-    MDB_INCOMPATIBLE (how our engine reports an unimplemented feature); any other failure
-    raises, so that a broken library is not mistaken for an incomplete one."""
+    MDB_INCOMPATIBLE (how our engine reports an unimplemented feature; EINVAL for the
+    compacting copy, whose flag it refuses); any other failure raises, so that a broken library is not mistaken for an incomplete one."""
     r = subprocess.run([sys.executable, "-c", _PROBE, lib_path], capture_output=True,
                        text=True, timeout=60)
     if r.returncode != 0:
         raise RuntimeError(f"feature probe of {lib_path} failed: {r.stderr.strip()}")
     info = json.loads(r.stdout)
-    for feat in ("dupsort", "nested"):
+    for feat, missing_rc in (("dupsort", MDB_INCOMPATIBLE), ("nested", MDB_INCOMPATIBLE),
+                             ("compact_copy", EINVAL)):
         rc = info[f"{feat}_rc"]
-        if rc not in (0, MDB_INCOMPATIBLE):
+        if rc not in (0, missing_rc):
             raise RuntimeError(f"feature probe of {lib_path}: {feat} gave rc={rc}")
         info[feat] = rc == 0
     return info
@@ -84,7 +91,9 @@ def missing_features(lib_path, needed=("dupsort", "nested")):
     names = {"dupsort": "DUPSORT (mdb_dbi_open with MDB_DUPSORT|MDB_CREATE gives "
                         "MDB_INCOMPATIBLE)",
              "nested": "nested transactions (mdb_txn_begin with a parent gives "
-                       "MDB_INCOMPATIBLE)"}
+                       "MDB_INCOMPATIBLE)",
+             "compact_copy": "compacting copy (mdb_env_copy2 with MDB_CP_COMPACT gives "
+                             "EINVAL)"}
     return [names[f] for f in needed if not info[f]]
 
 
