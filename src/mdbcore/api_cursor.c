@@ -18,12 +18,13 @@ int mdb_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **out)
         return rc;
     if (dbi == FREE_DBI && !(txn->flags & TXN_RDONLY))
         return EINVAL;
-    if ((rc = dbi_refuse_dups(txn, dbi)) != 0)
-        return rc;
-    MDB_cursor *c = malloc(sizeof(*c));
+    int dups = (txn->dbs[dbi].flags & MDB_DUPSORT) != 0;
+    MDB_cursor *c = malloc(sizeof(*c) + (dups ? sizeof(struct xcursor) : 0));
     if (!c)
         return ENOMEM;
     cursor_init(c, txn, dbi);
+    if (dups)
+        cursor_attach_x(c, (struct xcursor *)(c + 1));
     if (!(txn->flags & TXN_RDONLY)) {
         c->flags |= C_WRITE_TXN;
         c->next = txn->cursors[dbi];
@@ -61,9 +62,12 @@ int mdb_cursor_renew(MDB_txn *txn, MDB_cursor *c)
         return rc;
     uint8_t *k = c->trk_key;
     size_t cap = c->trk_cap;
+    int dups = c->xcursor != NULL;
     cursor_init(c, txn, c->dbi);
     c->trk_key = k;
     c->trk_cap = cap;
+    if (dups)
+        cursor_attach_x(c, (struct xcursor *)(c + 1));
     return 0;
 }
 
@@ -100,8 +104,8 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
     if (flags & ~(MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_CURRENT | MDB_RESERVE | MDB_APPEND |
                   MDB_APPENDDUP | MDB_MULTIPLE))
         return EINVAL;
-    if (flags & MDB_MULTIPLE)
-        return MDB_INCOMPATIBLE;
+    if ((flags & MDB_MULTIPLE) || c->xcursor)
+        return MDB_INCOMPATIBLE; /* writing sorted duplicates arrives with issue 3 */
     return api_poison(txn, tree_put(c, key, data, flags & ~(MDB_NODUPDATA | MDB_APPENDDUP)));
 }
 
@@ -116,6 +120,8 @@ int mdb_cursor_del(MDB_cursor *c, unsigned int flags)
         return rc;
     if (txn->flags & TXN_RDONLY)
         return EACCES;
+    if (c->xcursor)
+        return MDB_INCOMPATIBLE;
     if (!(c->flags & C_INITIALIZED))
         return EINVAL;
     if (c->ki[c->top] >= PG_NKEYS(c->pg[c->top]))
@@ -130,5 +136,5 @@ int mdb_cursor_count(MDB_cursor *c, size_t *countp)
     int rc = api_txn_usable(c->txn);
     if (rc)
         return rc;
-    return MDB_INCOMPATIBLE; /* no sorted duplicates yet (issue 3) */
+    return cursor_count(c, countp);
 }

@@ -4,7 +4,8 @@
  */
 #include "core.h"
 
-static int data_prep(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_cursor *mc)
+static int data_prep(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_cursor *mc,
+                     struct xcursor *x, int writing)
 {
     int rc = api_txn_usable(txn);
     if (rc)
@@ -13,19 +14,22 @@ static int data_prep(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_cursor *mc)
         return EINVAL;
     if ((rc = dbi_use(txn, dbi)) != 0)
         return rc;
-    if ((rc = dbi_refuse_dups(txn, dbi)) != 0)
+    if (writing && (rc = dbi_refuse_dups(txn, dbi)) != 0)
         return rc;
     cursor_init(mc, txn, dbi);
     mc->flags |= C_UNTRACK;
+    if (txn->dbs[dbi].flags & MDB_DUPSORT)
+        cursor_attach_x(mc, x);
     return 0;
 }
 
 int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 {
     MDB_cursor mc;
+    struct xcursor x;
     if (!data)
         return EINVAL;
-    int rc = data_prep(txn, dbi, key, &mc);
+    int rc = data_prep(txn, dbi, key, &mc, &x, 0);
     if (rc)
         return rc;
     return cursor_get(&mc, key, data, MDB_SET);
@@ -34,9 +38,10 @@ int mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 int mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned int flags)
 {
     MDB_cursor mc;
+    struct xcursor x;
     if (!data)
         return EINVAL;
-    int rc = data_prep(txn, dbi, key, &mc);
+    int rc = data_prep(txn, dbi, key, &mc, &x, 1);
     if (rc)
         return rc;
     if (flags & ~(MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_RESERVE | MDB_APPEND | MDB_APPENDDUP))
@@ -51,8 +56,9 @@ int mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned int
 int mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 {
     MDB_cursor mc;
+    struct xcursor x;
     (void)data; /* only meaningful for sorted duplicates */
-    int rc = data_prep(txn, dbi, key, &mc);
+    int rc = data_prep(txn, dbi, key, &mc, &x, 1);
     if (rc)
         return rc;
     if (txn->flags & TXN_RDONLY)

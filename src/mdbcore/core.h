@@ -86,6 +86,10 @@ size_t page_used(const page *p, unsigned psize);
 int page_check(const MDB_env *env, const page *p, pgno_t pgno);
 /* Node i lies inside the page and its key/data fit; 0 or MDB_CORRUPTED. */
 int node_check(const MDB_env *env, const page *p, unsigned i);
+/* The same against an explicit page size (sub-pages are smaller than env->psize). */
+int node_check_in(const page *p, unsigned i, size_t limit);
+/* Key i of a leaf page (node or packed LEAF2 key), validated. */
+int leaf_key(const MDB_cursor *mc, const page *p, unsigned i, MDB_val *k);
 
 /* ============================== L2: cmp ============================================ */
 int cmp_lex(const MDB_val *a, const MDB_val *b);
@@ -125,6 +129,9 @@ int leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact);
 int cursor_seek(MDB_cursor *mc, const MDB_val *key, int *exact);
 int cursor_sibling(MDB_cursor *mc, int right);
 int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
+/* Give a cursor on a DUPSORT database its duplicate sub-cursor (storage owned by caller). */
+void cursor_attach_x(MDB_cursor *mc, struct xcursor *x);
+int cursor_count(MDB_cursor *mc, size_t *count);
 /* The value of a leaf node (follows overflow runs, validated). */
 int node_read(MDB_cursor *mc, node_header *n, MDB_val *data);
 /* The node under the cursor, validated; MDB_NOTFOUND when not on an item. */

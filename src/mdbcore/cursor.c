@@ -1,11 +1,16 @@
 /*
- * cursor.c -- cursor navigation over non-duplicate trees (layer L3, read path).
+ * cursor.c -- cursor navigation (layer L3, read path), including moves inside the sorted
+ * duplicates of a key (read-only in this issue; writes to DUPSORT DBs are refused above).
  *
  * Cursor states: uninitialised (no C_INITIALIZED); on an item (ki < NKEYS of the top
  * leaf); past the end after a delete (ki == NKEYS, C_EOF); at the end after NEXT ran out
- * (ki on the last item, C_EOF).  C_DEL means the item under the cursor moved into place
- * because the previous one was deleted, so the next NEXT must not skip it.
- * Sorted-duplicate navigation (issue 3) plugs in at the *_DUP / *_MULTIPLE cases.
+ * (C_EOF, ki unchanged).  C_DEL means the item under the cursor moved into place because
+ * the previous one was deleted, so the next NEXT must not skip it.  A miss of SET leaves
+ * the cursor initialised at the insertion point, as LMDB does.
+ * Duplicates: when the cursor stands on a node with F_DUPDATA, its xcursor walks the
+ * sub-page (inline root) or sub-tree of that node; the value reported is the sub-cursor's
+ * key.  Entering a node positions the sub-cursor on its first (moving forward) or last
+ * (moving backward) duplicate.
  */
 #include "core.h"
 
@@ -51,24 +56,130 @@ int cursor_node(MDB_cursor *mc, node_header **out)
     page *p = mc->pg[mc->top];
     if (mc->ki[mc->top] >= PG_NKEYS(p))
         return MDB_NOTFOUND;
-    int rc = node_check(mc->txn->env, p, mc->ki[mc->top]);
+    if (p->flags & P_LEAF2)
+        return CORRUPT_AT(p->pgno); /* callers wanting nodes never walk packed pages */
+    size_t limit = (p == mc->inline_root) ? mc->inline_size : mc->txn->env->psize;
+    int rc = node_check_in(p, mc->ki[mc->top], limit);
     if (rc)
         return rc;
     *out = PG_NODE(p, mc->ki[mc->top]);
     return 0;
 }
 
+void cursor_attach_x(MDB_cursor *mc, struct xcursor *x)
+{
+    memset(x, 0, sizeof(*x));
+    mc->xcursor = x;
+    x->mc.txn = mc->txn;
+    x->mc.dbi = mc->dbi;
+    x->mc.db = &x->db;
+    x->mc.dbinfo = &x->info;
+    x->mc.dbstate = &x->state;
+    x->mc.flags = C_SUB;
+    x->info.cmp = mc->dbinfo->dcmp ? mc->dbinfo->dcmp : cmp_lex;
+    x->state = DBS_VALID;
+}
+
+/* Point the sub-cursor at the duplicates of node n (not yet positioned). */
+static int x_load(MDB_cursor *mc, node_header *n)
+{
+    struct xcursor *x = mc->xcursor;
+    size_t ds = node_dsize(n);
+    x->mc.txn = mc->txn;
+    x->mc.flags = C_SUB;
+    x->info.cmp = mc->dbinfo->dcmp ? mc->dbinfo->dcmp : cmp_lex;
+    if (n->flags & F_BIGDATA)
+        return CORRUPT_AT(mc->pg[mc->top]->pgno);
+    if (n->flags & F_SUBDATA) {
+        if (ds != sizeof(db_record))
+            return CORRUPT_AT(mc->pg[mc->top]->pgno);
+        memcpy(&x->db, node_data(n), sizeof(db_record));
+        if (x->db.root == P_INVALID || x->db.depth == 0 || x->db.depth > CURSOR_STACK ||
+            x->db.root >= mc->txn->next_pgno)
+            return CORRUPT_AT(mc->pg[mc->top]->pgno);
+        x->mc.inline_root = NULL;
+        return 0;
+    }
+    page *sp = node_data(n);
+    if (ds < PAGEHDRSZ || ds > mc->txn->env->psize)
+        return CORRUPT_AT(mc->pg[mc->top]->pgno);
+    unsigned lo = sp->u.bounds.lower, up = sp->u.bounds.upper;
+    if (!(sp->flags & P_LEAF) || !(sp->flags & P_SUBP) || lo < PAGEHDRSZ || (lo & 1) ||
+        lo > up || up > ds || lo == PAGEHDRSZ)
+        return CORRUPT_AT(mc->pg[mc->top]->pgno);
+    if ((sp->flags & P_LEAF2) &&
+        (!sp->leaf2_ksize || PAGEHDRSZ + (size_t)PG_NKEYS(sp) * sp->leaf2_ksize > ds))
+        return CORRUPT_AT(mc->pg[mc->top]->pgno);
+    memset(&x->db, 0, sizeof(x->db));
+    x->db.pad = sp->leaf2_ksize;
+    x->db.depth = 1;
+    x->db.leaf_pages = 1;
+    x->db.entries = PG_NKEYS(sp);
+    x->db.root = P_INVALID;
+    x->mc.inline_root = sp;
+    x->mc.inline_size = (unsigned)ds;
+    return 0;
+}
+
+static int fetch(MDB_cursor *mc, MDB_val *key, MDB_val *data);
+static int go_first(MDB_cursor *mc, MDB_val *key, MDB_val *data);
+static int go_last(MDB_cursor *mc, MDB_val *key, MDB_val *data);
+static int go_next(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
+static int go_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
+
+/* The main cursor just arrived on an item: set up its duplicates, if any. */
+static int enter(MDB_cursor *mc, int at_last)
+{
+    if (!mc->xcursor)
+        return 0;
+    struct xcursor *x = mc->xcursor;
+    x->mc.flags = C_SUB;
+    node_header *n;
+    int rc = cursor_node(mc, &n);
+    if (rc)
+        return rc == MDB_NOTFOUND ? 0 : rc;
+    if (!(n->flags & F_DUPDATA))
+        return 0;
+    if ((rc = x_load(mc, n)) != 0)
+        return rc;
+    rc = at_last ? go_last(&x->mc, NULL, NULL) : go_first(&x->mc, NULL, NULL);
+    return rc == MDB_NOTFOUND ? CORRUPT_AT(mc->pg[mc->top]->pgno) : rc;
+}
+
+static int on_dups(MDB_cursor *mc)
+{
+    node_header *n;
+    return mc->xcursor && cursor_node(mc, &n) == 0 && (n->flags & F_DUPDATA) &&
+           (mc->xcursor->mc.flags & C_INITIALIZED);
+}
+
 static int fetch(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 {
+    page *p = mc->pg[mc->top];
+    if (!(mc->flags & C_INITIALIZED) || mc->snum == 0 || mc->ki[mc->top] >= PG_NKEYS(p))
+        return MDB_NOTFOUND;
+    if (p->flags & P_LEAF2) { /* a DUPFIXED sub-cursor: keys only */
+        if (key)
+            leaf_key(mc, p, mc->ki[mc->top], key);
+        if (data)
+            data->mv_size = 0, data->mv_data = NULL;
+        return 0;
+    }
     node_header *n;
     int rc = cursor_node(mc, &n);
     if (rc)
         return rc;
     if (key)
         node_key(n, key);
-    if (data)
-        return node_read(mc, n, data);
-    return 0;
+    if (!data)
+        return 0;
+    if (mc->xcursor && (n->flags & F_DUPDATA)) {
+        struct xcursor *x = mc->xcursor;
+        if (!(x->mc.flags & C_INITIALIZED) && (rc = enter(mc, 0)) != 0)
+            return rc;
+        return fetch(&x->mc, data, NULL);
+    }
+    return node_read(mc, n, data);
 }
 
 static int go_first(MDB_cursor *mc, MDB_val *key, MDB_val *data)
@@ -80,6 +191,8 @@ static int go_first(MDB_cursor *mc, MDB_val *key, MDB_val *data)
         mc->flags &= ~C_INITIALIZED;
         return MDB_NOTFOUND;
     }
+    if ((rc = enter(mc, 0)) != 0)
+        return rc;
     return fetch(mc, key, data);
 }
 
@@ -92,10 +205,13 @@ static int go_last(MDB_cursor *mc, MDB_val *key, MDB_val *data)
         mc->flags &= ~C_INITIALIZED;
         return MDB_NOTFOUND;
     }
+    if ((rc = enter(mc, 1)) != 0)
+        return rc;
+    mc->flags |= C_EOF; /* as LMDB: NEXT right after LAST reports the end */
     return fetch(mc, key, data);
 }
 
-static int go_next(MDB_cursor *mc, MDB_val *key, MDB_val *data)
+static int go_next(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 {
     if (!(mc->flags & C_INITIALIZED))
         return go_first(mc, key, data);
@@ -106,35 +222,94 @@ static int go_next(MDB_cursor *mc, MDB_val *key, MDB_val *data)
             return MDB_NOTFOUND;
         mc->flags &= ~C_EOF;
     }
+    if (op != MDB_NEXT_NODUP && on_dups(mc)) {
+        int rc = go_next(&mc->xcursor->mc, NULL, NULL, MDB_NEXT);
+        if (rc != MDB_NOTFOUND)
+            return rc ? rc : fetch(mc, key, data);
+        if (op == MDB_NEXT_DUP)
+            return rc;
+    } else if (op == MDB_NEXT_DUP) {
+        return MDB_NOTFOUND;
+    }
+    int rc;
     if (mc->flags & C_DEL) {
         mc->flags &= ~C_DEL;
         if (mc->ki[mc->top] < PG_NKEYS(p))
-            return fetch(mc, key, data);
+            goto arrived;
     } else if ((unsigned)mc->ki[mc->top] + 1 < PG_NKEYS(p)) {
         mc->ki[mc->top]++;
-        return fetch(mc, key, data);
+        goto arrived;
     }
-    int rc = cursor_sibling(mc, 1);
+    rc = cursor_sibling(mc, 1);
     if (rc == MDB_NOTFOUND)
         mc->flags |= C_EOF; /* ki stays where it was, so PREV steps back from there */
     if (rc)
         return rc;
+arrived:
+    if ((rc = enter(mc, 0)) != 0)
+        return rc;
     return fetch(mc, key, data);
 }
 
-static int go_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data)
+static int go_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 {
     if (!(mc->flags & C_INITIALIZED))
         return go_last(mc, key, data);
+    if (op != MDB_PREV_NODUP && on_dups(mc)) {
+        int rc = go_prev(&mc->xcursor->mc, NULL, NULL, MDB_PREV);
+        if (rc == 0)
+            mc->flags &= ~C_EOF;
+        if (rc != MDB_NOTFOUND)
+            return rc ? rc : fetch(mc, key, data);
+        if (op == MDB_PREV_DUP)
+            return rc;
+    } else if (op == MDB_PREV_DUP) {
+        return MDB_NOTFOUND;
+    }
     mc->flags &= ~(C_EOF | C_DEL);
+    int rc;
     if (mc->ki[mc->top] > 0) {
         mc->ki[mc->top]--;
-        return fetch(mc, key, data);
+    } else if ((rc = cursor_sibling(mc, 0)) != 0) {
+        return rc;
     }
-    int rc = cursor_sibling(mc, 0);
-    if (rc)
+    if ((rc = enter(mc, 1)) != 0)
         return rc;
     return fetch(mc, key, data);
+}
+
+/* GET_BOTH / GET_BOTH_RANGE once the key matched exactly. */
+static int match_data(MDB_cursor *mc, MDB_val *data, MDB_cursor_op op)
+{
+    node_header *n;
+    int rc = cursor_node(mc, &n);
+    if (rc)
+        return rc;
+    if (mc->xcursor && (n->flags & F_DUPDATA)) {
+        struct xcursor *x = mc->xcursor;
+        int exact;
+        if (data->mv_size == 0)
+            return MDB_BAD_VALSIZE; /* a duplicate is a key of the sub-tree */
+        if ((rc = x_load(mc, n)) != 0)
+            return rc;
+        if ((rc = cursor_seek(&x->mc, data, &exact)) != 0)
+            return rc;
+        if (op == MDB_GET_BOTH && !exact)
+            return MDB_NOTFOUND;
+        if (x->mc.ki[x->mc.top] >= PG_NKEYS(x->mc.pg[x->mc.top]) &&
+            (rc = cursor_sibling(&x->mc, 1)) != 0)
+            return rc;
+        return fetch(&x->mc, data, NULL);
+    }
+    MDB_val cur;
+    if ((rc = node_read(mc, n, &cur)) != 0)
+        return rc;
+    MDB_cmp_func *dcmp = mc->dbinfo->dcmp ? mc->dbinfo->dcmp : cmp_lex;
+    int c = dcmp(data, &cur);
+    if (c > 0 || (c && op == MDB_GET_BOTH))
+        return MDB_NOTFOUND;
+    *data = cur;
+    return 0;
 }
 
 static int go_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
@@ -143,6 +318,8 @@ static int go_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
         return EINVAL;
     if (key->mv_size == 0 || key->mv_size > mc->txn->env->maxkeysize)
         return MDB_BAD_VALSIZE;
+    if (mc->xcursor)
+        mc->xcursor->mc.flags = C_SUB;
     /* A miss leaves the cursor positioned at the insertion point, as LMDB's does: NEXT
      * then moves past the item found there, PREV to the one before it. */
     int exact, rc = cursor_seek(mc, key, &exact);
@@ -158,13 +335,55 @@ static int go_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
             return rc;
         }
     }
+    if (op == MDB_GET_BOTH || op == MDB_GET_BOTH_RANGE) {
+        if ((rc = match_data(mc, data, op)) != 0)
+            return rc;
+        return fetch(mc, key, NULL);
+    }
+    if ((rc = enter(mc, 0)) != 0)
+        return rc;
     if (op == MDB_SET)
         return fetch(mc, NULL, data);
     return fetch(mc, key, data);
 }
 
+/* DUPFIXED batch reads: the whole current page of the sub-cursor. */
+static int fetch_multiple(MDB_cursor *mc, MDB_val *data)
+{
+    MDB_cursor *x = &mc->xcursor->mc;
+    page *p = x->pg[x->top];
+    if (!(p->flags & P_LEAF2))
+        return MDB_INCOMPATIBLE;
+    data->mv_size = (size_t)PG_NKEYS(p) * p->leaf2_ksize;
+    data->mv_data = (uint8_t *)p + PAGEHDRSZ;
+    x->ki[x->top] = (indx_t)(PG_NKEYS(p) - 1);
+    return 0;
+}
+
+int cursor_count(MDB_cursor *mc, size_t *count)
+{
+    if (!mc->xcursor)
+        return MDB_INCOMPATIBLE;
+    if (!(mc->flags & C_INITIALIZED))
+        return EINVAL;
+    node_header *n;
+    int rc = cursor_node(mc, &n);
+    if (rc)
+        return rc;
+    mc->flags &= ~C_EOF; /* LMDB: counting an item revives a cursor left at the end */
+    if (!(n->flags & F_DUPDATA)) {
+        *count = 1;
+        return 0;
+    }
+    if (!(mc->xcursor->mc.flags & C_INITIALIZED) && (rc = enter(mc, 0)) != 0)
+        return rc;
+    *count = (size_t)mc->xcursor->db.entries;
+    return 0;
+}
+
 int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 {
+    int rc;
     switch (op) {
     case MDB_FIRST:
         return go_first(mc, key, data);
@@ -172,10 +391,16 @@ int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
         return go_last(mc, key, data);
     case MDB_NEXT:
     case MDB_NEXT_NODUP:
-        return go_next(mc, key, data);
+    case MDB_NEXT_DUP:
+        if (op == MDB_NEXT_DUP && !(mc->flags & C_INITIALIZED))
+            return EINVAL;
+        return go_next(mc, key, data, op);
     case MDB_PREV:
     case MDB_PREV_NODUP:
-        return go_prev(mc, key, data);
+    case MDB_PREV_DUP:
+        if (op == MDB_PREV_DUP && !(mc->flags & C_INITIALIZED))
+            return EINVAL;
+        return go_prev(mc, key, data, op);
     case MDB_GET_CURRENT:
         if (!(mc->flags & C_INITIALIZED))
             return EINVAL;
@@ -185,28 +410,64 @@ int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
     case MDB_SET_KEY:
     case MDB_SET_RANGE:
         return go_set(mc, key, data, op);
-    case MDB_NEXT_DUP:
-    case MDB_PREV_DUP:
-        /* a key without duplicates has no next/previous duplicate */
-        if (!(mc->flags & C_INITIALIZED))
-            return EINVAL;
-        return MDB_NOTFOUND;
-    case MDB_FIRST_DUP:
-    case MDB_LAST_DUP:
-        if (!(mc->flags & C_INITIALIZED))
-            return EINVAL;
-        return MDB_INCOMPATIBLE;
     case MDB_GET_BOTH:
     case MDB_GET_BOTH_RANGE:
         if (!data || !key)
             return EINVAL;
-        return MDB_INCOMPATIBLE;
+        if (!mc->xcursor)
+            return MDB_INCOMPATIBLE;
+        return go_set(mc, key, data, op);
+    case MDB_FIRST_DUP:
+    case MDB_LAST_DUP: {
+        if (!data || !(mc->flags & C_INITIALIZED))
+            return EINVAL;
+        if (!mc->xcursor)
+            return MDB_INCOMPATIBLE;
+        node_header *n;
+        if ((rc = cursor_node(mc, &n)) != 0)
+            return rc;
+        mc->flags &= ~C_EOF;
+        if (!(n->flags & F_DUPDATA)) {
+            if (key)
+                node_key(n, key);
+            return node_read(mc, n, data);
+        }
+        if ((rc = enter(mc, op == MDB_LAST_DUP)) != 0)
+            return rc;
+        return fetch(mc, NULL, data); /* LMDB leaves the key alone here */
+    }
     case MDB_GET_MULTIPLE:
+        if (!data || !(mc->flags & C_INITIALIZED))
+            return EINVAL;
+        if (!mc->xcursor || !(mc->db->flags & MDB_DUPFIXED))
+            return MDB_INCOMPATIBLE;
+        if (!(mc->xcursor->mc.flags & C_INITIALIZED) || (mc->xcursor->mc.flags & C_EOF))
+            return 0;
+        return fetch_multiple(mc, data);
     case MDB_NEXT_MULTIPLE:
+        if (!data)
+            return EINVAL;
+        if (!mc->xcursor || !(mc->db->flags & MDB_DUPFIXED))
+            return MDB_INCOMPATIBLE;
+        rc = (mc->flags & C_INITIALIZED) ? go_next(mc, key, data, MDB_NEXT_DUP)
+                                         : go_first(mc, key, data);
+        if (rc)
+            return rc;
+        if (!(mc->xcursor->mc.flags & C_INITIALIZED))
+            return MDB_NOTFOUND;
+        return fetch_multiple(mc, data);
     case MDB_PREV_MULTIPLE:
         if (!data)
             return EINVAL;
-        return MDB_INCOMPATIBLE;
+        if (!mc->xcursor || !(mc->db->flags & MDB_DUPFIXED))
+            return MDB_INCOMPATIBLE;
+        if (!(mc->flags & C_INITIALIZED))
+            return go_last(mc, key, data);
+        if (!(mc->xcursor->mc.flags & C_INITIALIZED))
+            return MDB_NOTFOUND;
+        if ((rc = cursor_sibling(&mc->xcursor->mc, 0)) != 0)
+            return rc;
+        return fetch_multiple(mc, data);
     default:
         return EINVAL;
     }

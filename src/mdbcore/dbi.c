@@ -56,6 +56,7 @@ int dbi_use(MDB_txn *txn, MDB_dbi dbi)
     return 0;
 }
 
+/* Sorted-duplicate databases can be read; writing them arrives with issue 3. */
 int dbi_refuse_dups(MDB_txn *txn, MDB_dbi dbi)
 {
     return (txn->dbs[dbi].flags & MDB_DUPSORT) ? MDB_INCOMPATIBLE : 0;
@@ -80,8 +81,6 @@ int dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out)
         if (flags & DB_DUPFLAGS)
             return MDB_INCOMPATIBLE; /* sorted duplicates arrive with issue 3 */
         db_record *m = &txn->dbs[MAIN_DBI];
-        if (m->flags & MDB_DUPSORT)
-            return MDB_INCOMPATIBLE;
         if ((m->flags | pflags) != m->flags) {
             if (txn->flags & TXN_RDONLY)
                 return EACCES;
@@ -154,8 +153,6 @@ int dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out)
             return rc;
         created = 1;
     }
-    if (rec.flags & MDB_DUPSORT)
-        return MDB_INCOMPATIBLE;
 
     pthread_mutex_lock(&env->dbi_mutex);
     if (match && env->dbinfo[match].name.mv_data) {

@@ -117,6 +117,19 @@ struct MDB_cursor {
     uint8_t *trk_key;
     size_t trk_len, trk_cap;
     int trk_state;          /* TRK_* in core.h */
+    /* Sub-cursor over a sub-page: the page lives inside its parent's leaf node, so it is
+     * the root itself rather than a pgno (cursor.c). */
+    page *inline_root;
+    unsigned inline_size;
+};
+
+/* The duplicates of one key: a sub-page inside the leaf node, or a sub-tree whose record
+ * is the node's data.  Read navigation only in this issue (cursor.c). */
+struct xcursor {
+    MDB_cursor mc;   /* flags C_SUB; mc.db = &db, mc.dbinfo = &info */
+    db_record db;    /* the dup tree's record (synthesised for a sub-page) */
+    db_info info;    /* info.cmp = the parent's duplicate comparator */
+    uint8_t state;
 };
 
 /* ---- environment ---- */

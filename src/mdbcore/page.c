@@ -104,26 +104,34 @@ int page_check(const MDB_env *env, const page *p, pgno_t pgno)
     unsigned f = p->flags & (P_BRANCH | P_LEAF | P_OVERFLOW | P_LEAF2 | P_META | P_SUBP);
     if (f == P_OVERFLOW)
         return 0;
-    if (f != P_BRANCH && f != P_LEAF)
-        return CORRUPT_AT(pgno); /* LEAF2/SUBP never head a tree we descend (issue 3) */
+    if (f != P_BRANCH && f != P_LEAF && f != (P_LEAF | P_LEAF2))
+        return CORRUPT_AT(pgno);
     unsigned lo = p->u.bounds.lower, up = p->u.bounds.upper;
     if (lo < PAGEHDRSZ || (lo & 1) || lo > up || up > env->psize)
+        return CORRUPT_AT(pgno);
+    if ((f & P_LEAF2) &&
+        (!p->leaf2_ksize || PAGEHDRSZ + (size_t)PG_NKEYS(p) * p->leaf2_ksize > env->psize))
         return CORRUPT_AT(pgno);
     if (f == P_BRANCH && lo == PAGEHDRSZ)
         return CORRUPT_AT(pgno);
     return 0;
 }
 
-int node_check(const MDB_env *env, const page *p, unsigned i)
+int node_check_in(const page *p, unsigned i, size_t limit)
 {
     unsigned off = p->slots[i];
-    if (off < p->u.bounds.upper || (off & 1) || off + NODESIZE > env->psize)
+    if (off < p->u.bounds.upper || (off & 1) || off + NODESIZE > limit)
         return CORRUPT_AT(p->pgno);
     const node_header *n = (const node_header *)((const uint8_t *)p + off);
     size_t end = off + NODESIZE + n->ksize;
     if (IS_LEAF(p))
         end += (n->flags & F_BIGDATA) ? sizeof(pgno_t) : node_dsize(n);
-    if (end > env->psize)
+    if (end > limit)
         return CORRUPT_AT(p->pgno);
     return 0;
+}
+
+int node_check(const MDB_env *env, const page *p, unsigned i)
+{
+    return node_check_in(p, i, env->psize);
 }

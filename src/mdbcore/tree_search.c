@@ -72,12 +72,37 @@ static int branch_pick(MDB_cursor *mc, page *p, const MDB_val *key, unsigned *ou
     return 0;
 }
 
+int leaf_key(const MDB_cursor *mc, const page *p, unsigned i, MDB_val *k)
+{
+    if (p->flags & P_LEAF2) {
+        /* packed fixed-size keys; the page was bounds-checked when it was fetched */
+        k->mv_size = p->leaf2_ksize;
+        k->mv_data = (uint8_t *)p + PAGEHDRSZ + (size_t)i * p->leaf2_ksize;
+        return 0;
+    }
+    size_t limit = (p == mc->inline_root) ? mc->inline_size : mc->txn->env->psize;
+    int rc = node_check_in(p, i, limit);
+    if (rc)
+        return rc;
+    node_key(PG_NODE(p, i), k);
+    return 0;
+}
+
 int tree_descend(MDB_cursor *mc, const MDB_val *key, int mode)
 {
     pgno_t pg = mc->db->root;
     mc->snum = 0;
     mc->top = 0;
     mc->flags &= ~(C_INITIALIZED | C_EOF | C_DEL);
+    if (mc->inline_root) {
+        page *p = mc->inline_root;
+        unsigned nk = PG_NKEYS(p);
+        mc->pg[0] = p;
+        mc->ki[0] = (indx_t)((mode == SRCH_LAST && nk) ? nk - 1 : 0);
+        mc->snum = 1;
+        mc->flags |= C_INITIALIZED;
+        return nk ? 0 : MDB_NOTFOUND;
+    }
     if (pg == P_INVALID)
         return MDB_NOTFOUND;
     for (unsigned depth = 0;; depth++) {
@@ -97,6 +122,8 @@ int tree_descend(MDB_cursor *mc, const MDB_val *key, int mode)
         if (IS_LEAF(p)) {
             if (mc->snum != mc->db->depth)
                 return CORRUPT_AT(pg);
+            if ((p->flags & P_LEAF2) && !(mc->flags & C_SUB))
+                return CORRUPT_AT(pg); /* packed leaves only hold DUPFIXED duplicates */
             if (nk == 0 && depth > 0)
                 return CORRUPT_AT(pg);
             if (mode == SRCH_LAST && nk)
@@ -123,13 +150,13 @@ int leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
     MDB_cmp_func *cmp = cursor_cmp(mc);
     unsigned lo = 0, hi = PG_NKEYS(p);
     *exact = 0;
+    (void)env;
     while (lo < hi) {
         unsigned mid = lo + (hi - lo) / 2;
-        int rc = node_check(env, p, mid);
+        MDB_val k;
+        int rc = leaf_key(mc, p, mid, &k);
         if (rc)
             return rc;
-        MDB_val k;
-        node_key(PG_NODE(p, mid), &k);
         int c = cmp(key, &k);
         if (c == 0) {
             *exact = 1;

@@ -34,10 +34,17 @@ static int dump_db(MDB_txn *txn, MDB_dbi dbi, const char *name)
     if (info.me_mapaddr && 0)
         printf("mapaddr=%p\n", info.me_mapaddr);
     printf("maxreaders=%u\n", info.me_maxreaders);
-    if (flags & MDB_REVERSEKEY)
-        printf("reversekey=1\n");
-    if (flags & MDB_INTEGERKEY)
-        printf("integerkey=1\n");
+    if (flags & MDB_DUPSORT)
+        printf("duplicates=1\n");
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } names[] = {{MDB_REVERSEKEY, "reversekey"}, {MDB_DUPSORT, "dupsort"},
+                 {MDB_INTEGERKEY, "integerkey"}, {MDB_DUPFIXED, "dupfixed"},
+                 {MDB_INTEGERDUP, "integerdup"}, {MDB_REVERSEDUP, "reversedup"}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (flags & names[i].bit)
+            printf("%s=1\n", names[i].name);
     printf("db_pagesize=%u\nHEADER=END\n", st.ms_psize);
     MDB_cursor *c;
     int rc = mdb_cursor_open(txn, dbi, &c);
