@@ -39,7 +39,7 @@ settings.load_profile("long" if LONG else "ci")
 
 # Per-test example counts: (ci, long)
 SIZES = {
-    "crash_workloads": (6, 160),        # per durability mode
+    "crash_workloads": (20, 400),        # per durability mode
     "crash_seeds": (2, 4),              # random seeds per crash point for subset/torn
     "mutation_workloads": (4, 12),
     "state_machine": (25, 600),         # state-machine runs

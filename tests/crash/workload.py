@@ -117,6 +117,10 @@ class Recording:
         self.base = b""
         self.dev = self.ino = 0
         self.last_returned = 0
+        # WRITEMAP: the engine writes through the map, which the seam's log cannot see; the
+        # file's bytes are captured instead after each commit and each env sync:
+        self.snaps = []           # (state index, file bytes) after each commit
+        self.synced = []          # bytes at the last explicit sync, per entry of snaps
 
 
 def run_workload(lib, wdir, steps, flags, names, *, skip_sync=False, setup=None):
@@ -143,6 +147,8 @@ def run_workload(lib, wdir, steps, flags, names, *, skip_sync=False, setup=None)
         rec.base = f.read()
     rec.dev, rec.ino = lib.file_id(data)
     rec.states.append(model.canon())
+    writemap = bool(flags & F.WRITEMAP)
+    synced = rec.base
     rec.commit_start.append(0)
     rec.commit_end.append(0)
     c = lib.c
@@ -156,6 +162,9 @@ def run_workload(lib, wdir, steps, flags, names, *, skip_sync=False, setup=None)
                 if step[0] == "sync":
                     lib.check(c.mdb_env_sync(env.env, 1), "mdb_env_sync")
                     rec.syncs.append((c.mdbcore_fault_log_count(), len(rec.states) - 1))
+                    if writemap:
+                        with open(data, "rb") as f:
+                            synced = f.read()
                     continue
                 _, ops, commit = step
                 t = env.begin(write=True)
@@ -186,6 +195,10 @@ def run_workload(lib, wdir, steps, flags, names, *, skip_sync=False, setup=None)
                 rec.commit_start.append(start)
                 rec.commit_end.append(c.mdbcore_fault_log_count())
                 rec.states.append(model.canon())
+                if writemap:
+                    with open(data, "rb") as f:
+                        rec.snaps.append((len(rec.states) - 1, f.read()))
+                    rec.synced.append(synced)
             c.mdbcore_fault_record_stop()
     finally:
         c.mdbcore_fault_record_stop()
@@ -218,6 +231,33 @@ class Judge:
             return os.pread(fd, size, 0) if size else b""
         finally:
             os.close(fd)
+
+    def image_bytes(self, data):
+        h = hashlib.blake2b(data, digest_size=16).digest()
+        v = self.cache.get(h)
+        if v is None:
+            v = self._judge(data)
+            self.cache[h] = v
+            self.distinct += 1
+        return v
+
+    def map_images(self, seeds):
+        """WRITEMAP: (state index, crash model, seed, image bytes) after each commit:
+        keep = the file as the OS has it; drop = as of the last explicit sync; subset /
+        torn = each 4 KiB page changed since that sync reached the disk or not."""
+        for (i, now), durable in zip(self.rec.snaps, self.rec.synced):
+            yield i, C.KEEP_ALL, 0, now
+            yield i, C.DROP_UNSYNCED, 0, durable
+            n = max(len(now), len(durable))
+            a, b = durable.ljust(n, b"\0"), now.ljust(n, b"\0")
+            changed = [p for p in range(0, n, 4096) if a[p:p + 4096] != b[p:p + 4096]]
+            for s in range(1, 2 * seeds + 1):
+                rng = random.Random(s * 1000 + i)
+                img = bytearray(a)
+                for p in changed:
+                    if rng.random() < 0.5:
+                        img[p:p + 4096] = b[p:p + 4096]
+                yield i, C.SUBSET, s, bytes(img[:len(now)])
 
     def image(self, upto, mode, seed):
         """Verdict dict: raw (checker rc on bytes), open (rc or 0), check (rc), states
