@@ -27,6 +27,10 @@ int mdb_txn_commit(MDB_txn *txn)
 {
     if (!txn)
         return EINVAL;
+    if ((txn->flags & TXN_RDONLY) && (txn->flags & TXN_FINISHED)) {
+        txn_abort(txn); /* a reset read txn: ending it is all a commit can do */
+        return 0;
+    }
     if (txn->flags & (TXN_FINISHED | TXN_ERROR)) {
         txn_abort(txn);
         return MDB_BAD_TXN;
