@@ -44,8 +44,8 @@ SIZES = {
     "mutation_workloads": (4, 12),
     "state_machine": (25, 600),         # state-machine runs
     "state_machine_steps": (40, 80),    # max steps per run
-    "snapshot": (15, 250),
-    "snapshot_proc": (3, 25),
+    "snapshot": (30, 300),
+    "snapshot_proc": (6, 40),
     "kills": (6, 120),                 # kill rounds per mode
 }
 
