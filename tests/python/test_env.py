@@ -217,3 +217,19 @@ def test_version():
     assert len(mdb.version(subpatch=True)) == 4
     with pytest.raises(mdb.Error):
         mdb.version(lib_version=1)
+
+
+def test_txn_of_another_env_rejected(lm, env, tmp_path):
+    other = lm.open(str(tmp_path / "other"), max_dbs=2)
+    t = other.begin(write=True)
+    with pytest.raises(mdb.InvalidParameterError):
+        env.open_db(b"x", txn=t)
+    with pytest.raises(mdb.InvalidParameterError):
+        env.dbs(txn=t)
+    with pytest.raises(mdb.InvalidParameterError):
+        env.begin(write=True, parent=t)
+    db = env.open_db(b"mine")
+    with pytest.raises(mdb.InvalidParameterError):
+        t.get(b"k", db=db)
+    t.abort()
+    other.close()

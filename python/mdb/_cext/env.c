@@ -414,6 +414,8 @@ static PyObject *env_open_db(EnvObject *self, FASTARGS)
         utxn = (TxnObject *)a[1];
         if (txn_check(utxn) < 0)
             return NULL;
+        if (utxn->env != self)
+            return err_set("mdb_dbi_open", EINVAL); /* a transaction of another Environment */
     }
     MDB_txn *txn;
     int own = 0;
@@ -478,6 +480,8 @@ static PyObject *env_dbs(EnvObject *self, FASTARGS)
         }
         if (txn_check((TxnObject *)a[0]) < 0)
             return NULL;
+        if (((TxnObject *)a[0])->env != self)
+            return err_set("mdb_dbi_open", EINVAL); /* a transaction of another Environment */
         txn = ((TxnObject *)a[0])->txn;
     } else {
         MDB_env *e = self->env;

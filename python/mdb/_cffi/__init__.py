@@ -444,6 +444,8 @@ class Environment:
             if not isinstance(txn, Transaction):
                 raise TypeError("txn must be a Transaction")
             txn._check()
+            if txn.env is not self:
+                _raise("mdb_dbi_open", _EINVAL)  # a transaction of another Environment
             t = txn._txn
         else:
             write = not self._readonly
@@ -484,7 +486,11 @@ class Environment:
         self._check()
         own = None
         if txn is not None:
+            if not isinstance(txn, Transaction):
+                raise TypeError("txn must be a Transaction")
             txn._check()
+            if txn.env is not self:
+                _raise("mdb_dbi_open", _EINVAL)  # a transaction of another Environment
             t = txn._txn
         else:
             txnp = ffi.new("MDB_txn **")
