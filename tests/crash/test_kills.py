@@ -99,7 +99,7 @@ def one_round(d, flags, rng, rnd_no):
     if how == "fault":
         kind, after = rng.choice([(C.WRITE, 0), (C.WRITE, 1), (C.FDATASYNC, 0),
                                   (C.FDATASYNC, 1), (C.PWRITE, 0), (C.PWRITE, 1),
-                                  (C.SYNC, 0)])
+                                  (C.SYNC, 0), (C.MSYNC, 0), (C.MSYNC, 1)])
         killspec = f"{kind}:{rng.randrange(1, 25)}:{after}"
     info["kill"] = killspec or how
     w = spawn("writer", d, flags, killspec)
@@ -113,7 +113,7 @@ def one_round(d, flags, rng, rnd_no):
         time.sleep(rng.random() * 0.02)
         w.send_signal(signal.SIGKILL)
     try:
-        w.wait(timeout=10)
+        w.wait(timeout=3)
     except subprocess.TimeoutExpired:  # e.g. a sync kill rule in NOSYNC mode: never fires
         w.send_signal(signal.SIGKILL)
         w.wait()
