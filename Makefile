@@ -112,6 +112,8 @@ else
 endif
 export MDB_TEST_IMPL := $(LMDB_IMPL)
 export MDB_TEST_LIB := $(TEST_LIB)
+# tests/crash and tests/property drive the core's test library (fault seam, checker)
+export MDB_TEST_CORELIB := $(abspath $(BUILD)/libmdbcore-test.so)
 
 # ---- C tests of our internals: every tests/c/<dir>/ except the harness dirs ----
 # In each such directory:
@@ -218,6 +220,8 @@ pytest: | impl-ready
 	PYTHON=$(PYTHON) tests/support/run_pytest.sh tests/interop $(RESULTS) || rc=1; \
 	PYTHON=$(PYTHON) tests/support/run_pytest.sh tests/python $(RESULTS) --needs-mdb || rc=1; \
 	PYTHON=$(PYTHON) tests/support/run_pytest.sh tests/cli $(RESULTS) --needs-mdb || rc=1; \
+	PYTHON=$(PYTHON) tests/support/run_pytest.sh tests/property $(RESULTS) --needs-mdb || rc=1; \
+	PYTHON=$(PYTHON) tests/support/run_pytest.sh tests/crash $(RESULTS) || rc=1; \
 	exit $$rc
 
 # The demo, then Debian's mdb_stat (real LMDB 0.9.24, statically linked) on the same file.
