@@ -1,0 +1,587 @@
+/*
+ * test_scenarios.c -- deterministic scenarios through the public API, in the spirit of
+ * LMDB's mtest*.c sample programs but with real assertions on results, not only on return
+ * codes.  Compiled against Debian's lmdb.h, linked with the library under test (so it is
+ * proven against real LMDB in LMDB_IMPL=system first).
+ *
+ *   s_random_model     random puts/deletes with NOOVERWRITE over several txns (some
+ *                      aborted), checked against an in-memory model after each txn
+ *   s_delete_while_walking   mdb_cursor_del during a NEXT walk deletes every other key
+ *   s_dupsort          DUPSORT: NODUPDATA, per-pair delete, NEXT_DUP/NEXT_NODUP/PREV_DUP,
+ *                      GET_BOTH_RANGE, a key grown to 500 dups (sub-DB), count
+ *   s_dupfixed         DUPSORT|DUPFIXED: GET_MULTIPLE/NEXT_MULTIPLE return the values
+ *                      packed, in order, all of them
+ *   s_nested           child txns: commit merges, abort discards, the parent sees both
+ *   s_append_reserve   APPEND in order, APPEND out of order -> MDB_KEYEXIST, RESERVE
+ *   s_map_full_resize  a small map fills (MDB_MAP_FULL), the txn is aborted, the map is
+ *                      grown with mdb_env_set_mapsize and the same txn then commits
+ *   s_copy             mdb_env_copy and mdb_env_copy2(MDB_CP_COMPACT) give environments
+ *                      with the same content; the compacted one is not larger
+ *   s_readers          mdb_reader_list shows our reader; mdb_reader_check finds no dead one
+ *
+ * Every scenario runs in its own environment under $TMPDIR.  Exit status 0 when every
+ * check passed; each failed check is printed with its line.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <lmdb.h>
+
+static int failures, checks;
+static char base[4096];
+
+#define EXPECT(cond, ...)                                                                 \
+    do {                                                                                  \
+        checks++;                                                                         \
+        if (!(cond)) {                                                                    \
+            failures++;                                                                   \
+            printf("FAIL %s:%d: %s: ", __func__, __LINE__, #cond);                        \
+            printf(__VA_ARGS__);                                                          \
+            printf("\n");                                                                 \
+        }                                                                                 \
+    } while (0)
+#define RC(expr, want)                                                                    \
+    do {                                                                                  \
+        int rc_ = (expr);                                                                 \
+        EXPECT(rc_ == (want), "%s returned %d (%s), want %d", #expr, rc_,                \
+               mdb_strerror(rc_), (want));                                                \
+    } while (0)
+#define OK(expr) RC(expr, 0)
+/* Stop the scenario (not the program) when a step it depends on failed. */
+#define MUST(expr)                                                                        \
+    do {                                                                                  \
+        int rc_ = (expr);                                                                 \
+        checks++;                                                                         \
+        if (rc_ != 0) {                                                                   \
+            failures++;                                                                   \
+            printf("FAIL %s:%d: %s: %s (scenario stopped)\n", __func__, __LINE__, #expr,  \
+                   mdb_strerror(rc_));                                                    \
+            return;                                                                       \
+        }                                                                                 \
+    } while (0)
+
+static MDB_val S(const char *s) {
+    MDB_val v = {strlen(s), (void *)s};
+    return v;
+}
+static int eq(MDB_val v, const void *p, size_t n) {
+    return v.mv_size == n && (n == 0 || memcmp(v.mv_data, p, n) == 0);
+}
+
+static uint64_t rng = 88172645463325252ULL;
+static uint64_t rnd(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* A fresh environment directory for one scenario. */
+static MDB_env *open_env(const char *name, size_t mapsize, int maxdbs, unsigned flags,
+                         char *dir_out) {
+    MDB_env *env;
+    snprintf(dir_out, 4200, "%s/%s", base, name);
+    mkdir(dir_out, 0755);
+    if (mdb_env_create(&env)) return NULL;
+    mdb_env_set_mapsize(env, mapsize);
+    mdb_env_set_maxdbs(env, (MDB_dbi)maxdbs);
+    int rc = mdb_env_open(env, dir_out, flags, 0644);
+    if (rc) {
+        printf("FAIL %s: mdb_env_open(%s): %s\n", name, dir_out, mdb_strerror(rc));
+        failures++;
+        mdb_env_close(env);
+        return NULL;
+    }
+    return env;
+}
+
+/* ---- random puts and deletes against a model ---- */
+#define NK 600
+static void s_random_model(void) {
+    char dir[4200];
+    MDB_env *env = open_env("random", 64 << 20, 0, 0, dir);
+    if (!env) return;
+    int model[NK]; /* -1 = absent, else the value's length */
+    for (int i = 0; i < NK; i++) model[i] = -1;
+    static char vbuf[6000];
+    memset(vbuf, 'v', sizeof vbuf);
+    for (int round = 0; round < 30; round++) {
+        MDB_txn *txn;
+        MDB_dbi dbi;
+        int shadow[NK];
+        memcpy(shadow, model, sizeof model);
+        MUST(mdb_txn_begin(env, NULL, 0, &txn));
+        MUST(mdb_dbi_open(txn, NULL, 0, &dbi));
+        for (int op = 0; op < 80; op++) {
+            int i = (int)(rnd() % NK);
+            char kb[16];
+            snprintf(kb, sizeof kb, "key%05d", i);
+            MDB_val k = S(kb);
+            if (rnd() % 3) {
+                int len = (int)(rnd() % 8 == 0 ? rnd() % 6000 : rnd() % 100);
+                MDB_val v = {(size_t)len, vbuf};
+                int rc = mdb_put(txn, dbi, &k, &v, MDB_NOOVERWRITE);
+                if (shadow[i] >= 0) {
+                    EXPECT(rc == MDB_KEYEXIST, "NOOVERWRITE on existing key%05d: %d", i, rc);
+                    EXPECT(rc != MDB_KEYEXIST || v.mv_size == (size_t)shadow[i],
+                           "KEYEXIST returns the existing value (%zu, want %d)", v.mv_size,
+                           shadow[i]);
+                } else {
+                    EXPECT(rc == 0, "put key%05d: %s", i, mdb_strerror(rc));
+                    shadow[i] = len;
+                }
+            } else {
+                int rc = mdb_del(txn, dbi, &k, NULL);
+                EXPECT(rc == (shadow[i] >= 0 ? 0 : MDB_NOTFOUND), "del key%05d: %d", i, rc);
+                shadow[i] = -1;
+            }
+        }
+        if (round % 5 == 4) {
+            mdb_txn_abort(txn); /* the model keeps the old state */
+        } else {
+            MUST(mdb_txn_commit(txn));
+            memcpy(model, shadow, sizeof model);
+        }
+        /* Check the whole content in a read txn, forwards and backwards. */
+        MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+        MDB_cursor *cur;
+        MUST(mdb_cursor_open(txn, dbi, &cur));
+        MDB_val k, v;
+        int rc, expect_i = -1, seen = 0, bad = 0;
+        for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+             rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+            do expect_i++; while (expect_i < NK && model[expect_i] < 0);
+            char want[16];
+            snprintf(want, sizeof want, "key%05d", expect_i);
+            if (expect_i >= NK || !eq(k, want, strlen(want)) ||
+                v.mv_size != (size_t)model[expect_i])
+                bad++;
+            seen++;
+        }
+        int present = 0;
+        for (int i = 0; i < NK; i++) present += model[i] >= 0;
+        EXPECT(rc == MDB_NOTFOUND && bad == 0 && seen == present,
+               "round %d: walked %d items (%d wrong), model has %d", round, seen, bad, present);
+        int back = 0;
+        for (rc = mdb_cursor_get(cur, &k, &v, MDB_LAST); rc == 0;
+             rc = mdb_cursor_get(cur, &k, &v, MDB_PREV))
+            back++;
+        EXPECT(back == present, "round %d: backward walk %d, want %d", round, back, present);
+        MDB_stat st;
+        OK(mdb_stat(txn, dbi, &st));
+        EXPECT(st.ms_entries == (size_t)present, "entries %zu want %d", st.ms_entries, present);
+        mdb_cursor_close(cur);
+        mdb_txn_abort(txn);
+    }
+    mdb_env_close(env);
+}
+
+/* ---- cursor delete during a walk ---- */
+static void s_delete_while_walking(void) {
+    char dir[4200];
+    MDB_env *env = open_env("cdel", 16 << 20, 0, 0, dir);
+    if (!env) return;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    char kb[16];
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    MUST(mdb_dbi_open(txn, NULL, 0, &dbi));
+    for (int i = 0; i < 2000; i++) {
+        snprintf(kb, sizeof kb, "k%05d", i);
+        k = S(kb);
+        v = S("some value of moderate length");
+        OK(mdb_put(txn, dbi, &k, &v, 0));
+    }
+    MUST(mdb_cursor_open(txn, dbi, &cur));
+    int n = 0, rc;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (n++ % 2 == 0) OK(mdb_cursor_del(cur, 0));
+    }
+    EXPECT(n == 2000, "walk while deleting saw %d items, want 2000", n);
+    MDB_stat st;
+    OK(mdb_stat(txn, dbi, &st));
+    EXPECT(st.ms_entries == 1000, "entries after deleting every other: %zu", st.ms_entries);
+    OK(mdb_cursor_get(cur, &k, &v, MDB_FIRST));
+    EXPECT(eq(k, "k00001", 6), "first remaining key is k00001");
+    OK(mdb_txn_commit(txn));
+    mdb_env_close(env);
+}
+
+/* ---- DUPSORT ---- */
+static void s_dupsort(void) {
+    char dir[4200];
+    MDB_env *env = open_env("dupsort", 16 << 20, 2, 0, dir);
+    if (!env) return;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    char vb[32];
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    MUST(mdb_dbi_open(txn, "d", MDB_CREATE | MDB_DUPSORT, &dbi));
+    const char *keys[] = {"apple", "banana", "cherry"};
+    for (int kk = 0; kk < 3; kk++)
+        for (int j = 9; j >= 0; j--) {
+            snprintf(vb, sizeof vb, "v%02d", j * 3);
+            k = S(keys[kk]);
+            v = S(vb);
+            OK(mdb_put(txn, dbi, &k, &v, 0));
+        }
+    k = S("banana");
+    v = S("v03");
+    RC(mdb_put(txn, dbi, &k, &v, MDB_NODUPDATA), MDB_KEYEXIST);
+    OK(mdb_del(txn, dbi, &k, &v)); /* one pair */
+    for (int j = 0; j < 500; j++) { /* grow one key into a sub-database */
+        snprintf(vb, sizeof vb, "big-%04d-padding-padding", j);
+        k = S("zebra");
+        v = S(vb);
+        OK(mdb_put(txn, dbi, &k, &v, 0));
+    }
+    MUST(mdb_txn_commit(txn));
+
+    MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+    MUST(mdb_cursor_open(txn, dbi, &cur));
+    k = S("banana");
+    OK(mdb_cursor_get(cur, &k, &v, MDB_SET));
+    size_t cnt = 0;
+    OK(mdb_cursor_count(cur, &cnt));
+    EXPECT(cnt == 9, "banana has %zu dups, want 9", cnt);
+    OK(mdb_cursor_get(cur, &k, &v, MDB_FIRST_DUP));
+    EXPECT(eq(v, "v00", 3), "first dup v00");
+    OK(mdb_cursor_get(cur, &k, &v, MDB_NEXT_DUP));
+    EXPECT(eq(v, "v06", 3), "v03 was deleted, next dup is v06");
+    int n = 2;
+    while (mdb_cursor_get(cur, &k, &v, MDB_NEXT_DUP) == 0) n++;
+    EXPECT(n == 9, "NEXT_DUP walked %d dups", n);
+    OK(mdb_cursor_get(cur, &k, &v, MDB_PREV_DUP));
+    EXPECT(eq(v, "v24", 3), "PREV_DUP from the last goes to v24");
+    k = S("cherry");
+    v = S("v10");
+    OK(mdb_cursor_get(cur, &k, &v, MDB_GET_BOTH_RANGE));
+    EXPECT(eq(v, "v12", 3), "GET_BOTH_RANGE v10 -> v12");
+    int nodup = 0;
+    for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_NODUP))
+        nodup++;
+    EXPECT(nodup == 4, "NEXT_NODUP sees %d keys, want 4", nodup);
+    k = S("zebra");
+    OK(mdb_cursor_get(cur, &k, &v, MDB_SET));
+    OK(mdb_cursor_count(cur, &cnt));
+    EXPECT(cnt == 500, "zebra has %zu dups, want 500", cnt);
+    OK(mdb_cursor_get(cur, &k, &v, MDB_LAST_DUP));
+    EXPECT(eq(v, "big-0499-padding-padding", 24), "last dup of zebra");
+    MDB_stat st;
+    OK(mdb_stat(txn, dbi, &st));
+    EXPECT(st.ms_entries == 3 * 10 - 1 + 500, "entries %zu", st.ms_entries);
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+}
+
+/* ---- DUPFIXED and the MULTIPLE ops ---- */
+static void s_dupfixed(void) {
+    char dir[4200];
+    MDB_env *env = open_env("dupfixed", 16 << 20, 2, 0, dir);
+    if (!env) return;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    MUST(mdb_dbi_open(txn, "f", MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED, &dbi));
+    for (uint64_t j = 0; j < 3000; j++) {
+        uint64_t x = (j * 7919) % 3000; /* out of order */
+        k = S("ids");
+        v.mv_size = sizeof x;
+        v.mv_data = &x;
+        OK(mdb_put(txn, dbi, &k, &v, 0));
+    }
+    MUST(mdb_txn_commit(txn));
+    MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+    MUST(mdb_cursor_open(txn, dbi, &cur));
+    k = S("ids");
+    OK(mdb_cursor_get(cur, &k, &v, MDB_SET));
+    size_t total = 0;
+    int sorted = 1, rc;
+    static unsigned char seen[3000];
+    unsigned char prev[8] = {0};
+    memset(seen, 0, sizeof seen);
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_GET_MULTIPLE); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_MULTIPLE)) {
+        EXPECT(v.mv_size % 8 == 0 && v.mv_size > 0, "MULTIPLE block of %zu bytes", v.mv_size);
+        for (size_t off = 0; off + 8 <= v.mv_size; off += 8) {
+            uint64_t x;
+            const unsigned char *p = (const unsigned char *)v.mv_data + off;
+            memcpy(&x, p, 8);
+            /* No INTEGERDUP: duplicates sort as bytes (memcmp of the little-endian form). */
+            if (total > 0 && memcmp(prev, p, 8) >= 0) sorted = 0;
+            memcpy(prev, p, 8);
+            if (x < 3000) seen[x]++;
+            total++;
+        }
+    }
+    int each_once = 1;
+    for (int j = 0; j < 3000; j++) each_once &= seen[j] == 1;
+    EXPECT(rc == MDB_NOTFOUND, "MULTIPLE walk ended with %d", rc);
+    EXPECT(total == 3000 && each_once && sorted,
+           "MULTIPLE returned %zu values (want 3000), each once: %d, sorted: %d", total,
+           each_once, sorted);
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+}
+
+/* ---- nested transactions ---- */
+static void s_nested(void) {
+    char dir[4200];
+    MDB_env *env = open_env("nested", 16 << 20, 0, 0, dir);
+    if (!env) return;
+    MDB_txn *parent, *child;
+    MDB_dbi dbi;
+    MDB_val k, v;
+    MUST(mdb_txn_begin(env, NULL, 0, &parent));
+    MUST(mdb_dbi_open(parent, NULL, 0, &dbi));
+    k = S("p");
+    v = S("parent");
+    OK(mdb_put(parent, dbi, &k, &v, 0));
+    MUST(mdb_txn_begin(env, parent, 0, &child));
+    k = S("c1");
+    v = S("committed child");
+    OK(mdb_put(child, dbi, &k, &v, 0));
+    k = S("p");
+    OK(mdb_get(child, dbi, &k, &v));
+    EXPECT(eq(v, "parent", 6), "child sees the parent's write");
+    MUST(mdb_txn_commit(child));
+    MUST(mdb_txn_begin(env, parent, 0, &child));
+    k = S("c2");
+    v = S("aborted child");
+    OK(mdb_put(child, dbi, &k, &v, 0));
+    k = S("p");
+    OK(mdb_del(child, dbi, &k, NULL));
+    mdb_txn_abort(child);
+    k = S("c1");
+    OK(mdb_get(parent, dbi, &k, &v));
+    k = S("c2");
+    RC(mdb_get(parent, dbi, &k, &v), MDB_NOTFOUND);
+    k = S("p");
+    OK(mdb_get(parent, dbi, &k, &v));
+    MUST(mdb_txn_commit(parent));
+    MDB_txn *r;
+    MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &r));
+    MDB_stat st;
+    OK(mdb_stat(r, dbi, &st));
+    EXPECT(st.ms_entries == 2, "after nested commits: %zu entries, want 2 (p, c1)",
+           st.ms_entries);
+    mdb_txn_abort(r);
+    mdb_env_close(env);
+}
+
+/* ---- APPEND and RESERVE ---- */
+static void s_append_reserve(void) {
+    char dir[4200];
+    MDB_env *env = open_env("append", 16 << 20, 0, 0, dir);
+    if (!env) return;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_val k, v;
+    char kb[16];
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    MUST(mdb_dbi_open(txn, NULL, 0, &dbi));
+    for (int i = 0; i < 5000; i++) {
+        snprintf(kb, sizeof kb, "a%06d", i);
+        k = S(kb);
+        v = S("appended");
+        OK(mdb_put(txn, dbi, &k, &v, MDB_APPEND));
+    }
+    k = S("a000100");
+    v = S("late");
+    RC(mdb_put(txn, dbi, &k, &v, MDB_APPEND), MDB_KEYEXIST);
+    k = S("reserved");
+    v.mv_size = 3000;
+    v.mv_data = NULL;
+    OK(mdb_put(txn, dbi, &k, &v, MDB_RESERVE));
+    EXPECT(v.mv_data != NULL && v.mv_size == 3000, "RESERVE gives a 3000-byte buffer");
+    if (v.mv_data) memset(v.mv_data, 'R', 3000);
+    MUST(mdb_txn_commit(txn));
+    MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+    MDB_stat st;
+    OK(mdb_stat(txn, dbi, &st));
+    EXPECT(st.ms_entries == 5001, "entries %zu", st.ms_entries);
+    k = S("reserved");
+    OK(mdb_get(txn, dbi, &k, &v));
+    int all_r = v.mv_size == 3000;
+    for (size_t i = 0; all_r && i < v.mv_size; i++) all_r &= ((char *)v.mv_data)[i] == 'R';
+    EXPECT(all_r, "the reserved value holds what was written into it");
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+}
+
+/* ---- MDB_MAP_FULL, then a bigger map ---- */
+static void s_map_full_resize(void) {
+    char dir[4200];
+    MDB_env *env = open_env("mapfull", 1 << 20, 0, 0, dir);
+    if (!env) return;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_val k, v;
+    char kb[16];
+    static char big[1000];
+    memset(big, 'x', sizeof big);
+    int rc = 0, i;
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    MUST(mdb_dbi_open(txn, NULL, 0, &dbi));
+    for (i = 0; i < 5000 && rc == 0; i++) {
+        snprintf(kb, sizeof kb, "m%05d", i);
+        k = S(kb);
+        v.mv_size = sizeof big;
+        v.mv_data = big;
+        rc = mdb_put(txn, dbi, &k, &v, 0);
+    }
+    EXPECT(rc == MDB_MAP_FULL, "a 1 MiB map filled with 5 MB: rc %d (%s) after %d puts", rc,
+           mdb_strerror(rc), i);
+    mdb_txn_abort(txn);
+    OK(mdb_env_set_mapsize(env, 64 << 20));
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    for (i = 0; i < 5000; i++) {
+        snprintf(kb, sizeof kb, "m%05d", i);
+        k = S(kb);
+        v.mv_size = sizeof big;
+        v.mv_data = big;
+        OK(mdb_put(txn, dbi, &k, &v, 0));
+    }
+    OK(mdb_txn_commit(txn));
+    MDB_envinfo info;
+    OK(mdb_env_info(env, &info));
+    EXPECT(info.me_mapsize == 64 << 20, "mapsize after resize %zu", info.me_mapsize);
+    mdb_env_close(env);
+    /* Reopen with mapsize 0: the size recorded in the file is adopted. */
+    MDB_env *env2;
+    MUST(mdb_env_create(&env2));
+    OK(mdb_env_open(env2, dir, MDB_RDONLY, 0644));
+    OK(mdb_env_info(env2, &info));
+    EXPECT(info.me_mapsize == 64 << 20, "reopened mapsize %zu (want the persisted 64 MiB)",
+           info.me_mapsize);
+    mdb_env_close(env2);
+}
+
+/* Count all items of a DB of the env at dir (read-only open). */
+static long count_items(const char *dir, size_t *filesize) {
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_stat st;
+    char p[4300];
+    struct stat sb;
+    snprintf(p, sizeof p, "%s/data.mdb", dir);
+    *filesize = stat(p, &sb) == 0 ? (size_t)sb.st_size : 0;
+    if (mdb_env_create(&env)) return -1;
+    if (mdb_env_open(env, dir, MDB_RDONLY, 0644)) { mdb_env_close(env); return -1; }
+    long n = -1;
+    if (mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) == 0) {
+        if (mdb_dbi_open(txn, NULL, 0, &dbi) == 0 && mdb_stat(txn, dbi, &st) == 0)
+            n = (long)st.ms_entries;
+        mdb_txn_abort(txn);
+    }
+    mdb_env_close(env);
+    return n;
+}
+
+/* ---- copies ---- */
+static void s_copy(void) {
+    char dir[4200], c1[4300], c2[4300];
+    MDB_env *env = open_env("copysrc", 64 << 20, 0, 0, dir);
+    if (!env) return;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_val k, v;
+    char kb[16];
+    static char val[700];
+    memset(val, 'c', sizeof val);
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    MUST(mdb_dbi_open(txn, NULL, 0, &dbi));
+    for (int i = 0; i < 4000; i++) {
+        snprintf(kb, sizeof kb, "c%05d", i);
+        k = S(kb);
+        v.mv_size = sizeof val;
+        v.mv_data = val;
+        OK(mdb_put(txn, dbi, &k, &v, 0));
+    }
+    MUST(mdb_txn_commit(txn));
+    MUST(mdb_txn_begin(env, NULL, 0, &txn)); /* free half of it */
+    for (int i = 0; i < 4000; i += 2) {
+        snprintf(kb, sizeof kb, "c%05d", i);
+        k = S(kb);
+        OK(mdb_del(txn, dbi, &k, NULL));
+    }
+    MUST(mdb_txn_commit(txn));
+    snprintf(c1, sizeof c1, "%s/copy-plain", base);
+    snprintf(c2, sizeof c2, "%s/copy-compact", base);
+    mkdir(c1, 0755);
+    mkdir(c2, 0755);
+    OK(mdb_env_copy(env, c1));
+    OK(mdb_env_copy2(env, c2, MDB_CP_COMPACT));
+    mdb_env_close(env);
+    size_t s0, s1, s2;
+    long n0 = count_items(dir, &s0), n1 = count_items(c1, &s1), n2 = count_items(c2, &s2);
+    EXPECT(n0 == 2000 && n1 == 2000 && n2 == 2000, "items: source %ld, copy %ld, compact %ld",
+           n0, n1, n2);
+    EXPECT(s2 > 0 && s2 <= s1, "compacted copy %zu bytes, plain copy %zu", s2, s1);
+}
+
+/* ---- the reader table ---- */
+static int collect(const char *msg, void *ctx) {
+    strncat((char *)ctx, msg, 4000 - strlen((char *)ctx) - 1);
+    return 0;
+}
+static void s_readers(void) {
+    char dir[4200];
+    MDB_env *env = open_env("readers", 16 << 20, 0, 0, dir);
+    if (!env) return;
+    MDB_txn *w, *r;
+    MDB_dbi dbi;
+    MDB_val k = S("k"), v = S("v");
+    MUST(mdb_txn_begin(env, NULL, 0, &w));
+    MUST(mdb_dbi_open(w, NULL, 0, &dbi));
+    OK(mdb_put(w, dbi, &k, &v, 0));
+    MUST(mdb_txn_commit(w));
+    MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &r));
+    char buf[4000] = "";
+    OK(mdb_reader_list(env, collect, buf));
+    char pid[32];
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    EXPECT(strstr(buf, "pid") && strstr(buf, "txnid") && strstr(buf, pid),
+           "reader list shows our pid %s:\n%s", pid, buf);
+    int dead = -1;
+    OK(mdb_reader_check(env, &dead));
+    EXPECT(dead == 0, "dead readers %d", dead);
+    mdb_txn_abort(r);
+    mdb_env_close(env);
+}
+
+int main(void) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(base, sizeof base, "%s/scenarios-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(base)) { perror("mkdtemp"); return 2; }
+    s_random_model();
+    s_delete_while_walking();
+    s_dupsort();
+    s_dupfixed();
+    s_nested();
+    s_append_reserve();
+    s_map_full_resize();
+    s_copy();
+    s_readers();
+    printf("test_scenarios: %d checks, %d failed (files in %s)\n", checks, failures, base);
+    return failures ? 1 : 0;
+}
