@@ -1,0 +1,105 @@
+/*
+ * many_dbs.c -- cost of a read transaction as the number of open named databases grows.
+ *
+ *   many_dbs DIR NDBS BEGIN_ITERS RENEW_ITERS
+ *
+ * Creates NDBS named databases in a fresh environment in DIR (maxreaders 1, maxdbs NDBS)
+ * and keeps every handle open, then times two loops on the first database:
+ *   begin:  BEGIN_ITERS x (mdb_txn_begin(RDONLY), mdb_cursor_open, mdb_cursor_close,
+ *           mdb_txn_abort)
+ *   renew:  RENEW_ITERS x (mdb_txn_renew, mdb_cursor_open, mdb_cursor_close,
+ *           mdb_txn_reset) on one read txn begun (and reset) before the loop
+ * Prints one line:  ndbs=N setup=S begin_iters=I begin=S renew_iters=I renew=S version=V
+ * (seconds, CLOCK_MONOTONIC).  Built once per library by bench/run_many_dbs.py, which
+ * interleaves the libraries and takes medians.  A failing call exits 1 with its name.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lmdb.h"
+
+#define CHECK(call)                                                                    \
+    do {                                                                               \
+        int rc_ = (call);                                                              \
+        if (rc_) {                                                                     \
+            fprintf(stderr, "many_dbs: %s: %s\n", #call, mdb_strerror(rc_));           \
+            exit(1);                                                                   \
+        }                                                                              \
+    } while (0)
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 5) {
+        fprintf(stderr, "usage: many_dbs DIR NDBS BEGIN_ITERS RENEW_ITERS\n");
+        return 2;
+    }
+    const char *dir = argv[1];
+    unsigned ndbs = (unsigned)strtoul(argv[2], NULL, 10);
+    unsigned long begin_iters = strtoul(argv[3], NULL, 10);
+    unsigned long renew_iters = strtoul(argv[4], NULL, 10);
+    if (ndbs < 1) {
+        fprintf(stderr, "many_dbs: NDBS must be at least 1\n");
+        return 2;
+    }
+
+    double t0 = now();
+    MDB_env *env;
+    CHECK(mdb_env_create(&env));
+    CHECK(mdb_env_set_maxreaders(env, 1));
+    CHECK(mdb_env_set_maxdbs(env, ndbs));
+    CHECK(mdb_env_set_mapsize(env, (size_t)1 << 30));
+    CHECK(mdb_env_open(env, dir, MDB_NOSYNC, 0644));
+    MDB_dbi *dbi = calloc(ndbs, sizeof *dbi);
+    if (!dbi)
+        return 1;
+    MDB_txn *txn;
+    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+    for (unsigned i = 0; i < ndbs; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "db%06x", i);
+        CHECK(mdb_dbi_open(txn, name, MDB_CREATE, &dbi[i]));
+    }
+    CHECK(mdb_txn_commit(txn));
+    double setup = now() - t0;
+
+    MDB_cursor *cur;
+    t0 = now();
+    for (unsigned long i = 0; i < begin_iters; i++) {
+        CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+        CHECK(mdb_cursor_open(txn, dbi[0], &cur));
+        mdb_cursor_close(cur);
+        mdb_txn_abort(txn);
+    }
+    double t_begin = now() - t0;
+
+    CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+    mdb_txn_reset(txn);
+    t0 = now();
+    for (unsigned long i = 0; i < renew_iters; i++) {
+        CHECK(mdb_txn_renew(txn));
+        CHECK(mdb_cursor_open(txn, dbi[0], &cur));
+        mdb_cursor_close(cur);
+        mdb_txn_reset(txn);
+    }
+    double t_renew = now() - t0;
+    mdb_txn_abort(txn);
+
+    int ma, mi, pa;
+    mdb_version(&ma, &mi, &pa);
+    printf("ndbs=%u setup=%.4f begin_iters=%lu begin=%.6f renew_iters=%lu renew=%.6f "
+           "version=%d.%d.%d\n",
+           ndbs, setup, begin_iters, t_begin, renew_iters, t_renew, ma, mi, pa);
+    mdb_env_close(env);
+    free(dbi);
+    return 0;
+}

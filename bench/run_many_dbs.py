@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""run_many_dbs.py -- the many-named-databases benchmark (bench/many_dbs.c) for our library
+and Debian's liblmdb in one run.  A benchmark, not a test: it prints figures; with --check
+it also exits 1 when our 10,000-DB/10-DB ratio misses the target.
+
+    run_many_dbs.py [--rounds 3] [--scale 1.0] [--counts 10,100,1000,10000,100000]
+                    [--target 1.5] [--check] [--libs ours,system]
+
+For each DB count, each library runs BEGIN_ITERS x (begin, cursor open, cursor close,
+abort) and RENEW_ITERS x (renew, cursor open, cursor close, reset) on one of the DBs,
+with all of them open.  Rounds are interleaved (round 1: every count, both libraries,
+the order of the libraries alternating; then round 2 ...), each run in a fresh process
+and environment, and the median of the rounds is reported.
+
+Default iterations: 1,000,000 for up to 1,000 DBs, 100,000 for 10,000 DBs and 2,000 for
+100,000 DBs (LMDB 0.9's per-transaction cost grows with the number of open DBs, and
+creating 100,000 DBs alone takes ~20 s there), times --scale.  The table gives the time
+per iteration in microseconds, which is also the time in seconds of 1,000,000 iterations
+(the unit of the original report), so rows with different iteration counts compare.  The ratio is each library's
+10,000-DB time per iteration over its own 10-DB time per iteration.
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+BUILD = os.path.join(ROOT, "build")
+OUT = os.path.join(BUILD, "bench")
+SRC = os.path.join(HERE, "many_dbs.c")
+DEFAULT_ITERS = {10: 1_000_000, 100: 1_000_000, 1000: 1_000_000, 10000: 100_000,
+                 100000: 2_000}
+
+
+def build(lib):
+    os.makedirs(OUT, exist_ok=True)
+    exe = os.path.join(OUT, f"many_dbs-{lib}")
+    cc = os.environ.get("CC", "cc")
+    if lib == "system":
+        cmd = [cc, "-O2", "-Wall", "-Wextra", "-Werror", SRC, "-llmdb", "-o", exe]
+    else:
+        inc, compat = os.path.join(BUILD, "include"), os.path.join(BUILD, "compat")
+        if not os.path.exists(os.path.join(compat, "liblmdb.so.0")):
+            sys.exit("run_many_dbs: build/compat/liblmdb.so.0 missing: run `make lib`")
+        cmd = [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-I" + inc, SRC, "-L" + compat,
+               "-llmdb", "-Wl,-rpath," + compat, "-o", exe]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        sys.exit(f"run_many_dbs: build for {lib} failed:\n{r.stderr}")
+    ldd = subprocess.run(["ldd", exe], capture_output=True, text=True).stdout
+    loaded = [ln.split("=>")[1].split("(")[0].strip() for ln in ldd.splitlines()
+              if "liblmdb" in ln]
+    return exe, os.path.realpath(loaded[0]) if loaded else "?"
+
+
+def run(exe, ndbs, bi, ri):
+    d = tempfile.mkdtemp(prefix="many-dbs-")
+    try:
+        r = subprocess.run([exe, d, str(ndbs), str(bi), str(ri)], capture_output=True,
+                           text=True, timeout=3600)
+        if r.returncode:
+            raise RuntimeError(f"{exe} {ndbs}: exit {r.returncode}: {r.stderr.strip()}")
+        return {k: v for k, v in (f.split("=") for f in r.stdout.split())}
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply every iteration count")
+    ap.add_argument("--counts", default="10,100,1000,10000,100000")
+    ap.add_argument("--libs", default="ours,system")
+    ap.add_argument("--target", type=float, default=1.5)
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 if our 10,000/10 ratio exceeds --target")
+    a = ap.parse_args()
+    counts = [int(c) for c in a.counts.split(",")]
+    libs = a.libs.split(",")
+    exes = {lib: build(lib) for lib in libs}
+    for lib, (exe, so) in exes.items():
+        print(f"{lib:6s}: {exe} -> {so}")
+    iters = {n: max(1, int(DEFAULT_ITERS.get(n, 100_000) * a.scale)) for n in counts}
+    res = {(lib, n): [] for lib in libs for n in counts}
+    t_start = time.monotonic()
+    for rnd in range(a.rounds):
+        for n in counts:
+            order = libs if (rnd + counts.index(n)) % 2 == 0 else libs[::-1]
+            for lib in order:
+                out = run(exes[lib][0], n, iters[n], iters[n])
+                res[(lib, n)].append(out)
+                print(f"  round {rnd + 1} {lib:6s} {n:>6} DBs: setup {float(out['setup']):.2f}s"
+                      f" begin {float(out['begin']):.3f}s renew {float(out['renew']):.3f}s"
+                      f" ({iters[n]} iterations each)", flush=True)
+
+    def per_iter(lib, n, mode):  # median seconds per iteration
+        return statistics.median(float(o[mode]) / float(o[mode + "_iters"])
+                                 for o in res[(lib, n)])
+
+    print()
+    print(f"Median of {a.rounds} interleaved rounds.  Time per iteration in microseconds "
+          f"(= seconds per 1,000,000 iterations, the unit of the original report)")
+    hdr = f"{'DBs':>7} {'iters':>9}"
+    for lib in libs:
+        hdr += f" | {lib + ' begin/abort':>18} {lib + ' renew/reset':>18}"
+    print(hdr)
+    for n in counts:
+        row = f"{n:>7} {iters[n]:>9}"
+        for lib in libs:
+            row += f" | {per_iter(lib, n, 'begin') * 1e6:>18.3f}"
+            row += f" {per_iter(lib, n, 'renew') * 1e6:>18.3f}"
+        print(row)
+    rc = 0
+    if 10 in counts and 10000 in counts:
+        print()
+        for lib in libs:
+            for mode in ("begin", "renew"):
+                ratio = per_iter(lib, 10000, mode) / per_iter(lib, 10, mode)
+                verdict = ""
+                if lib == "ours":
+                    ok = ratio <= a.target
+                    verdict = f"  target <= {a.target}x: {'met' if ok else 'MISSED'}"
+                    if not ok and a.check:
+                        rc = 1
+                print(f"{lib:6s} {mode:5s}: 10,000 DBs / 10 DBs = {ratio:8.1f}x{verdict}")
+    print(f"\nrun_many_dbs: {time.monotonic() - t_start:.0f}s in all")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
