@@ -15,7 +15,9 @@ Commands (each prints one JSON object on stdout; exit status 0 unless it crashed
     conc-init DIR                 create the concurrency environment (constant-sum accounts)
     conc-writer DIR CTRL N COMMITS SEED
                                   wait for N readers to be ready, then commit COMMITS
-                                  balance-preserving transactions, the last one setting "done"
+                                  balance-preserving transactions, the last one setting
+                                  "done"; pause at 1/3 and 2/3 until every reader has seen
+                                  that generation (CTRL/seen.<id>)
     conc-reader DIR CTRL ID       read snapshots until "done"; check every one of them
     freelist DIR SEED             the free-page reuse scenario (pinned reader, then 20,000
                                   update transactions); reports the file size over time
@@ -265,8 +267,29 @@ def cmd_conc_init(impl, d):
     out({"accounts": ACCOUNTS})
 
 
+def _wait_seen(ctrl, nreaders, g, timeout=60):
+    """Wait until every reader reports (seen.<id> files) a generation >= g."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        seen = []
+        for f in os.listdir(ctrl):
+            if f.startswith("seen."):
+                try:
+                    with open(os.path.join(ctrl, f)) as fh:
+                        seen.append(int(fh.read() or -1))
+                except (OSError, ValueError):
+                    pass
+        if len(seen) >= nreaders and min(seen) >= g:
+            return True
+        time.sleep(0.005)
+    return False
+
+
 def cmd_conc_writer(impl, d, ctrl, nreaders, commits, seed):
     nreaders, commits = int(nreaders), int(commits)
+    # At these generations the writer pauses until every reader has read them, so each
+    # reader provably sees commits in the middle of the run, however the OS schedules it.
+    checkpoints = {commits // 3, 2 * commits // 3}
     rng = random.Random(int(seed))
     be = backend(impl, d)
     deadline = time.monotonic() + 60
@@ -293,6 +316,9 @@ def cmd_conc_writer(impl, d, ctrl, nreaders, commits, seed):
         if g == commits:
             t.put(None, b"done", b"1")
         t.commit()
+        if g in checkpoints and not _wait_seen(ctrl, nreaders, g):
+            out({"error": f"readers did not all see generation {g} within 60 s"})
+            return 1
         time.sleep(rng.random() * 0.003)
     be.close()
     out({"commits": commits, "seconds": round(time.monotonic() - t0, 3)})
@@ -321,6 +347,11 @@ def cmd_conc_reader(impl, d, ctrl, rid):
             violations.append(f"read {reads} gen {g}: {count} accounts, sum {total}")
         if g < last_gen:
             violations.append(f"read {reads}: generation went back {last_gen} -> {g}")
+        if g != last_gen:  # report progress to the writer (atomically: write, rename)
+            tmp = os.path.join(ctrl, f".seen.{rid}")
+            with open(tmp, "w") as fh:
+                fh.write(str(g))
+            os.replace(tmp, os.path.join(ctrl, f"seen.{rid}"))
         last_gen = g
         gens.add(g)
         if reads == 1:
