@@ -42,9 +42,9 @@ SIZES = {
     "crash_workloads": (20, 400),        # per durability mode
     "crash_seeds": (2, 4),              # random seeds per crash point for subset/torn
     "mutation_workloads": (4, 12),
-    "state_machine": (25, 600),         # state-machine runs
+    "state_machine": (40, 600),         # state-machine runs
     "state_machine_steps": (40, 80),    # max steps per run
-    "snapshot": (30, 300),
+    "snapshot": (40, 300),
     "snapshot_proc": (6, 40),
     "kills": (6, 120),                 # kill rounds per mode
 }
@@ -62,7 +62,16 @@ def count(name, n=1):
     COUNTS[name] += n
 
 
+_PRINTED = []
+
+
 def print_counts(terminalreporter, suite, t0):
+    """Once per session (both suites' conftests call it when run together)."""
+    if _PRINTED:
+        return
+    _PRINTED.append(1)
+    args = [a for a in terminalreporter.config.args if not a.startswith("-")]
+    suite = " ".join(args) or suite
     tr = terminalreporter
     tr.write_sep("=", f"issue 6 counts ({suite}, profile {PROFILE})")
     for k in sorted(COUNTS):

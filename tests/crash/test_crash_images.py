@@ -60,7 +60,11 @@ def allowed(durability, model, judge, k):
     if durability == "sync":
         return True, r
     if durability == "nometasync":
-        return True, max(r - 1, s)
+        # the meta of the last commit that wrote anything may be lost (it becomes durable
+        # with the next commit's data sync; an empty commit syncs nothing)
+        wrote = [i for i in range(1, r + 1)
+                 if judge.rec.commit_end[i] > judge.rec.commit_start[i]]
+        return True, max(wrote[-1] - 1 if wrote else r, s)
     if durability == "nosync":
         if model == C.DROP_UNSYNCED:
             return True, s
