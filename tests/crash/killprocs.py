@@ -96,6 +96,8 @@ def writer(d, flags, killspec):
     with env.begin() as t:
         start = int(t.get(t.open_db(b"plain"), MARK) or b"0")
     reader = env.begin()
+    if os.environ.get("MDB_KILL_MUTATION"):  # test_mutations.py: deliberately broken engine
+        lib.set_mutation(int(os.environ["MDB_KILL_MUTATION"]))
     print(f"ready {start}", flush=True)
     if killspec:
         kind, n, after = killspec.split(":")

@@ -32,9 +32,11 @@ from .workload import DURABILITY_FLAGS
 SCRIPT = K.__file__
 
 
-def spawn(*args, stdin=False):
+def spawn(*args, stdin=False, mutation=0):
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
                MDB_TEST_CORELIB=C.lib_path())
+    if mutation:
+        env["MDB_KILL_MUTATION"] = str(mutation)
     return subprocess.Popen([sys.executable, SCRIPT, *map(str, args)],
                             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
@@ -82,8 +84,9 @@ def reader_state_ok(line):
     return dig == K.digest(K.model_after(int(j))), int(j)
 
 
-def one_round(d, flags, rng, rnd_no):
-    """One kill round; returns a description of what happened (for the failure message)."""
+def one_round(d, flags, rng, rnd_no, mutation=0):
+    """One kill round; returns a description of what happened (for the failure message).
+    mutation: engine mutation bits for the writer process (test_mutations.py)."""
     info = {"round": rnd_no}
     readers = []
     for _ in range(rng.randrange(1, 4)):
@@ -94,7 +97,7 @@ def one_round(d, flags, rng, rnd_no):
         ok, j = reader_state_ok(ln)
         assert ok, f"a reader's snapshot at txn {j} differs from the model"
         readers.append((p, lines, ln))
-    how = rng.choice(["timed", "timed", "fault"])
+    how = "timed" if mutation else rng.choice(["timed", "timed", "fault"])
     killspec = ""
     if how == "fault":
         kind, after = rng.choice([(C.WRITE, 0), (C.WRITE, 1), (C.FDATASYNC, 0),
@@ -102,13 +105,13 @@ def one_round(d, flags, rng, rnd_no):
                                   (C.SYNC, 0), (C.MSYNC, 0), (C.MSYNC, 1)])
         killspec = f"{kind}:{rng.randrange(1, 25)}:{after}"
     info["kill"] = killspec or how
-    w = spawn("writer", d, flags, killspec)
+    w = spawn("writer", d, flags, killspec, mutation=mutation)
     wl = Lines(w)
     ready = wl.wait_for(lambda s: s.startswith("ready"))
     assert ready, f"writer did not start: {w.stderr.read().decode()[-2000:]}"
     start = int(ready.split()[1])
     if how == "timed":
-        target = start + rng.randrange(0, 6)
+        target = start + (8 if mutation else rng.randrange(0, 6))
         wl.wait_for(lambda s: s.startswith("committed") and int(s.split()[1]) >= target)
         time.sleep(rng.random() * 0.02)
         w.send_signal(signal.SIGKILL)
@@ -130,7 +133,7 @@ def one_round(d, flags, rng, rnd_no):
     # joins the existing lock region: the dead slots are then there for reader_check to
     # clear.  Otherwise every user is dead and the verifier's open re-initialises the lock
     # region (LMDB's rule: the first opener resets the reader table), clearing them all.
-    nobody_left = rng.random() < 0.2
+    nobody_left = rng.random() < (0 if mutation else 0.2)
     for idx, (p, lines, ln) in enumerate(readers):
         if nobody_left or (idx > 0 and rng.random() < 0.6):
             p.send_signal(signal.SIGKILL)

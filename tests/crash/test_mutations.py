@@ -9,10 +9,15 @@ that writes the meta before syncing the data.  The same crash-image checks as in
 test_crash_images.py, in sync mode, must then report bad crash points, both on fixed
 workloads and when hypothesis searches for one.
 
-(Break 2, "reuse a page freed after the oldest reader's snapshot", cannot hurt crash
-safety in sync mode -- the two live metas' pages are never reused -- and is caught by the
-snapshot tests: tests/property/test_snapshot.py::test_mutation_*.)
+Break 2, "reuse a page freed by a txn newer than the oldest reader" (the engine's
+mdbcore_set_mutation(MDBCORE_MUT_IGNORE_READERS) in the writer process): it cannot hurt
+power-loss safety in sync mode (the pages of the two live metas are never reused), but the
+kill test's surviving readers must notice that their snapshot changed under them
+(test_mutation_reuse_under_reader_kill_rounds); the snapshot tests catch it too
+(tests/property/test_snapshot.py::test_mutation_*).
 """
+
+import random
 
 import pytest
 from hypothesis import given, settings
@@ -88,3 +93,31 @@ def test_mapasync_power_loss_can_corrupt(lib, tmp_path):
         if bad:
             break
     assert bad > 0, "no MAPASYNC power-loss image was inconsistent: doc or seam is wrong"
+
+
+def test_mutation_reuse_under_reader_kill_rounds(tmp_path):
+    """Kill rounds (test_kills.py) with the writer reusing pages under live readers: some
+    round must fail (a surviving or starting reader sees content that is not its txn's)."""
+    from . import killprocs as K
+    from .test_kills import one_round
+    lib = C.load()
+    if not lib.have_mutation():
+        pytest.fail("the engine has no mdbcore_set_mutation hook (readers.c)")
+    d = str(tmp_path)
+    with K.open_env(lib, d, 0) as env:
+        t = env.begin(write=True)
+        for db, f in K.DBS.items():
+            t.open_db(db.encode(), f | K.F.CREATE)
+        t.commit()
+    rng = random.Random(5)
+    caught = None
+    for r in range(10):
+        H.count("mutation: kill rounds (reuse under reader)")
+        try:
+            one_round(d, 0, rng, r, mutation=C.MUT_IGNORE_READERS)
+        except AssertionError as e:
+            caught = str(e).splitlines()[0]
+            break
+    assert caught, "pages reused under live readers for 10 kill rounds, nobody noticed"
+    H.count("mutation: kill rounds that caught it (reuse under reader)")
+    print("kill round caught (as it must):", caught[:300])
