@@ -173,6 +173,9 @@ def one_round(d, flags, rng, rnd_no, mutation=0):
         p.stdin.flush()
         again = lines.wait_for(lambda s, n=n: len([x for x in lines.lines if x]) > n)
         again = [x for x in lines.lines if x][-1] if again else None
+        if again is None:  # the reader died re-reading its snapshot
+            p.wait(10)
+            again = "reader failed: " + p.stderr.read().decode()[-300:].replace("\n", " ")
         assert again == first, f"surviving reader's snapshot changed: {first} -> {again}"
         p.stdin.close()
         p.wait(timeout=10)
