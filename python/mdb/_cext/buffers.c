@@ -178,8 +178,10 @@ PyObject *outval(TxnObject *txn, const MDB_val *val)
     const void *src = val->mv_data;
     size_t n = val->mv_size;
     int w = txn->write;
-    txn->busy += w;
+    if (w)
+        txn_busy(txn, 1);
     MDB_UNLOCKED(txn->env, memcpy(dst, src, n));
-    txn->busy -= w;
+    if (w)
+        txn_busy(txn, -1);
     return b;
 }

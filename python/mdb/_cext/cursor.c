@@ -417,9 +417,9 @@ static PyObject *cur_getmulti(CursorObject *self, FASTARGS)
     {
         MDB_cursor *mc = self->cur;
         TxnObject *txn = self->txn;
-        txn->busy++;
+        txn_busy(txn, 1);
         MDB_UNLOCKED(txn->env, gm_scan(mc, kv, (size_t)nkeys, dupdata, &o));
-        txn->busy--;
+        txn_busy(txn, -1);
     }
     self->positioned = 0; /* the pass moved the cursor */
     if (o.rc == ENOMEM) {
@@ -802,6 +802,8 @@ static PyObject *cur_iter_from(CursorObject *self, PyObject *args)
 static PyObject *cur_close(CursorObject *self, PyObject *unused)
 {
     (void)unused;
+    if (self->valid && self->txn && self->txn->busy)
+        return err_msg("Cursor is in use by another thread.");
     cursor_do_close(self);
     Py_RETURN_NONE;
 }
@@ -818,6 +820,8 @@ static PyObject *cur_enter(CursorObject *self, PyObject *unused)
 static PyObject *cur_exit(CursorObject *self, PyObject *args)
 {
     (void)args;
+    if (self->valid && self->txn && self->txn->busy)
+        return err_msg("Cursor is in use by another thread.");
     cursor_do_close(self);
     Py_RETURN_FALSE;
 }

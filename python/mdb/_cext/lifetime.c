@@ -53,6 +53,12 @@ int cursor_check(CursorObject *cur)
     return txn_check(cur->txn);
 }
 
+void txn_busy(TxnObject *txn, int delta)
+{
+    for (TxnObject *t = txn; t; t = t->parent)
+        t->busy += delta;
+}
+
 void txn_link(EnvObject *env, TxnObject *txn)
 {
     txn->prev = NULL;

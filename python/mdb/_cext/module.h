@@ -180,6 +180,9 @@ int args_bool(PyObject *obj, int *out);
 int env_check(EnvObject *env);       /* 0 ok, -1 with exception */
 int txn_check(TxnObject *txn);
 int cursor_check(CursorObject *cur);
+/* Mark txn and its ancestors busy (+1) or not (-1) around a call that runs
+ * without the GIL: none of them may end meanwhile. */
+void txn_busy(TxnObject *txn, int delta);
 void txn_link(EnvObject *env, TxnObject *txn);
 void txn_unlink(TxnObject *txn);
 void cursor_link(TxnObject *txn, CursorObject *cur);

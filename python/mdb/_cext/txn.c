@@ -72,10 +72,10 @@ PyObject *txn_new(EnvObject *env, DbObject *db, TxnObject *parent, int write, in
         MDB_txn *p = parent ? parent->txn : NULL;
         unsigned int fl = write ? 0 : MDB_RDONLY;
         if (parent)
-            parent->busy++;
+            txn_busy(parent, 1);
         MDB_UNLOCKED(env, rc = mdb_txn_begin(e, p, fl, &txn));
         if (parent)
-            parent->busy--;
+            txn_busy(parent, -1);
         if (rc) {
             Py_DECREF(self);
             return err_set("mdb_txn_begin", rc);
@@ -456,9 +456,9 @@ static PyObject *txn_drop(TxnObject *self, FASTARGS)
     env_invalidate_db(self->env, db->dbi, del);
     MDB_txn *t = self->txn;
     MDB_dbi dbi = db->dbi;
-    self->busy++;
+    txn_busy(self, 1);
     MDB_UNLOCKED(self->env, rc = mdb_drop(t, dbi, del));
-    self->busy--;
+    txn_busy(self, -1);
     if (rc)
         return err_set("mdb_drop", rc);
     if (del) {

@@ -13,9 +13,10 @@ raise instead of touching the parent's engine state.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
-from typing import Any, Iterator, Literal, NoReturn
+from typing import Any, Callable, Iterator, Literal, NoReturn, TypeVar
 
 from .. import _registry
 from ..errors import Error, _closed, _forked, _from_code
@@ -111,6 +112,23 @@ def _map_range(fd: int) -> tuple[int, int]:
         return lo, hi
     except OSError:
         return 0, 0
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _op(fn: _F) -> _F:
+    """Bracket a Transaction/Cursor/Environment method with _enter/_leave."""
+
+    @functools.wraps(fn)
+    def op(self: Any, *args: Any, **kw: Any) -> Any:
+        self._enter()
+        try:
+            return fn(self, *args, **kw)
+        finally:
+            self._leave()
+
+    return op  # type: ignore[return-value]
 
 
 class _MapKeeper:
@@ -315,6 +333,16 @@ class Environment:
         if self._pid != _pid:
             raise _forked(self._pid)
 
+    def _enter(self) -> None:
+        # counted before the check: close() waits for calls in flight
+        self._active += 1
+        if not self._valid or self._pid != _pid:
+            self._active -= 1
+            self._check()
+
+    def _leave(self) -> None:
+        self._active -= 1
+
     def _out(self, buffers: bool, val: Any) -> Any:
         size = val.mv_size
         if not buffers:
@@ -402,6 +430,7 @@ class Environment:
         """Start a transaction (a write one waits for the writer lock)."""
         return Transaction(self, db, parent, write, buffers)
 
+    @_op
     def open_db(
         self,
         key: bytes | None = None,
@@ -481,6 +510,7 @@ class Environment:
         self._dbs[key] = db
         return db
 
+    @_op
     def dbs(self, txn: Transaction | None = None) -> list[bytes]:
         """Names of the named databases."""
         self._check()
@@ -521,6 +551,7 @@ class Environment:
                 lib.mdb_txn_abort(own)
         return out
 
+    @_op
     def stat(self) -> dict[str, int]:
         """Statistics of the main database."""
         self._check()
@@ -530,6 +561,7 @@ class Environment:
             _raise("mdb_env_stat", rc)
         return _stat_dict(st)
 
+    @_op
     def info(self) -> dict[str, int]:
         """Environment information."""
         self._check()
@@ -546,6 +578,7 @@ class Environment:
             "num_readers": i.me_numreaders,
         }
 
+    @_op
     def flags(self) -> dict[str, bool]:
         """The open flags."""
         self._check()
@@ -566,6 +599,7 @@ class Environment:
             "lock": not f & lib.MDB_NOLOCK,
         }
 
+    @_op
     def path(self) -> str:
         """The path given at open."""
         self._check()
@@ -575,11 +609,13 @@ class Environment:
             _raise("mdb_env_get_path", rc)
         return os.fsdecode(ffi.string(pp[0]))
 
+    @_op
     def max_key_size(self) -> int:
         """Largest key (and dupsort value) size in bytes."""
         self._check()
         return int(lib.mdb_env_get_maxkeysize(self._env))
 
+    @_op
     def max_readers(self) -> int:
         """Size of the reader table."""
         self._check()
@@ -589,6 +625,7 @@ class Environment:
             _raise("mdb_env_get_maxreaders", rc)
         return int(p[0])
 
+    @_op
     def readers(self) -> str:
         """The reader table, as text."""
         self._check()
@@ -600,6 +637,7 @@ class Environment:
             _raise("mdb_reader_list", rc)
         return text
 
+    @_op
     def reader_check(self) -> int:
         """Clear stale reader slots; returns how many were cleared."""
         self._check()
@@ -609,6 +647,7 @@ class Environment:
             _raise("mdb_reader_check", rc)
         return int(p[0])
 
+    @_op
     def sync(self, force: bool = False) -> None:
         """Flush the data buffers to disk."""
         self._check()
@@ -616,6 +655,7 @@ class Environment:
         if rc:
             _raise("mdb_env_sync", rc)
 
+    @_op
     def copy(self, path: Any, compact: bool = False, txn: Any = None) -> None:
         """Copy the environment into directory ``path``."""
         if txn is not None:
@@ -625,6 +665,7 @@ class Environment:
         if rc:
             _raise("mdb_env_copy2", rc)
 
+    @_op
     def copyfd(self, fd: int, compact: bool = False, txn: Any = None) -> None:
         """Copy the environment to file descriptor ``fd``."""
         if txn is not None:
@@ -645,19 +686,27 @@ class Environment:
             )
         if self._write_txns:
             _raise("mdb_env_set_mapsize", _EINVAL)
-        self._end_all_txns()
-        rc = lib.mdb_env_set_mapsize(self._env, map_size)
-        if rc:
-            _raise("mdb_env_set_mapsize", rc)
-        fdp = ffi.new("mdb_filehandle_t *")
-        if lib.mdb_env_get_fd(self._env, fdp) == 0:
-            self._map = _map_range(fdp[0])
+        self._valid = False  # no new calls while the map moves
+        try:
+            while self._active:
+                time.sleep(0.001)
+            self._end_all_txns()
+            rc = lib.mdb_env_set_mapsize(self._env, map_size)
+            if rc:
+                _raise("mdb_env_set_mapsize", rc)
+            fdp = ffi.new("mdb_filehandle_t *")
+            if lib.mdb_env_get_fd(self._env, fdp) == 0:
+                self._map = _map_range(fdp[0])
+        finally:
+            self._valid = True
 
+    @_op
     def lib_version(self) -> tuple[int, int, int]:
         """(major, minor, patch) of the engine this environment uses."""
         self._check()
         return (lib.MDB_VERSION_MAJOR, lib.MDB_VERSION_MINOR, lib.MDB_VERSION_PATCH)
 
+    @_op
     def check(self) -> dict[str, Any]:
         """Run the mdb core's structural checker (mdb core builds only)."""
         self._check()
@@ -767,29 +816,35 @@ class Transaction:
         self._write: bool = bool(write)
         self._buffers = bool(buffers)
         txn = None
-        if not write and env._spare is not None:
-            txn, env._spare = env._spare, None
-            if lib.mdb_txn_renew(txn):
-                lib.mdb_txn_abort(txn)
-                txn = None
-        if txn is None:
-            txnp = ffi.new("MDB_txn **")
-            env._active += 1  # close() waits for calls running without the GIL
-            try:
+        env._active += 1  # counted before the check: close() waits for us
+        if parent is not None:
+            parent._enter()  # the parent cannot end while its child is being begun
+        try:
+            if not env._valid:
+                raise _closed()
+            if not write and env._spare is not None:
+                txn, env._spare = env._spare, None
+                if lib.mdb_txn_renew(txn):
+                    lib.mdb_txn_abort(txn)
+                    txn = None
+            if txn is None:
+                txnp = ffi.new("MDB_txn **")
                 rc = lib.mdb_txn_begin(
                     env._env,
                     parent._txn if parent is not None else ffi.NULL,
                     0 if write else lib.MDB_RDONLY,
                     txnp,
                 )
-            finally:
-                env._active -= 1
-            if rc:
-                _raise("mdb_txn_begin", rc)
-            txn = txnp[0]
-            if not env._valid:
+                if rc:
+                    _raise("mdb_txn_begin", rc)
+                txn = txnp[0]
+            if not env._valid:  # closed by another thread while we waited
                 lib.mdb_txn_abort(txn)
                 raise _closed()
+        finally:
+            if parent is not None:
+                parent._leave()
+            env._active -= 1
         self._txn = txn
         self._valid = True
         env._txns.append(self)
@@ -808,12 +863,38 @@ class Transaction:
             raise _closed()
         if self.env._pid != _pid:
             raise _forked(self.env._pid)
-        if self._busy:
-            raise Error("Transaction is in use by another thread.")
 
-    def _end(self, commit: bool) -> int:
+    # cffi releases the GIL around every engine call.  A call is bracketed by
+    # _enter/_leave: the counters go up *before* validity is re-checked, so
+    # close() (which waits for env._active) and commit/abort (which refuse
+    # while _busy, counted on this txn and its ancestors) never free what a
+    # call in flight is using.
+    def _enter(self) -> None:
+        env = self._txenv
+        env._active += 1
+        t: Transaction | None = self
+        while t is not None:
+            t._busy += 1
+            t = t._parent
+        if not self._valid or not env._valid or env._pid != _pid:
+            self._leave()
+            self._check()
+            raise _closed()
+
+    def _leave(self) -> None:
+        self._txenv._active -= 1
+        t: Transaction | None = self
+        while t is not None:
+            t._busy -= 1
+            t = t._parent
+
+    def _end(self, commit: bool, check_busy: bool = False) -> int:
         if not self._valid:
             return 0
+        self._valid = False  # before any check: a racing _enter backs out
+        if check_busy and self._busy:
+            self._valid = True
+            raise Error("Transaction is in use by another thread.")
         env = self.env
         rc = 0
         for child in [t for t in env._txns if t._parent is self]:
@@ -847,11 +928,15 @@ class Transaction:
             self._settle_dbs(crc == 0)
             return crc
         self._settle_dbs(False)
-        if not self._write and env._spare is None and env._max_spare_txns > 0 and env._valid:
-            lib.mdb_txn_reset(txn)
-            env._spare = txn
-            return 0
-        lib.mdb_txn_abort(txn)
+        env._active += 1
+        try:
+            if not self._write and env._spare is None and env._max_spare_txns > 0 and env._valid:
+                lib.mdb_txn_reset(txn)
+                env._spare = txn
+                return 0
+            lib.mdb_txn_abort(txn)
+        finally:
+            env._active -= 1
         return 0
 
     def _settle_dbs(self, committed: bool) -> None:
@@ -894,22 +979,20 @@ class Transaction:
         if db._flags & lib.MDB_DUPSORT and vlen > limit:
             _badvalsize(what, vlen, limit)
 
+    @_op
     def get(self, key: Any, default: Any = None, db: _Database | None = None) -> Any:
         """The (first) value of key, or default."""
         self._check()
         d = self._resolve(db)
         k, kl = _inbuf(key, "key")
-        self._txenv._active += 1  # close() waits for calls running without the GIL
-        try:
-            rc = lib.mdbpy_get(self._txn, d._dbi, k, kl, self._val)
-        finally:
-            self._txenv._active -= 1
+        rc = lib.mdbpy_get(self._txn, d._dbi, k, kl, self._val)
         if rc == lib.MDB_NOTFOUND:
             return default
         if rc:
             _raise("mdb_get", rc)
         return self.env._out(self._buffers, self._val)
 
+    @_op
     def put(
         self,
         key: Any,
@@ -925,19 +1008,16 @@ class Transaction:
         k, kl = _inbuf(key, "key")
         v, vl = _inbuf(value, "value")
         self._keycheck("mdb_put", kl, d, vl)
-        self._txenv._active += 1  # close() waits for calls running without the GIL
-        try:
-            rc = lib.mdbpy_put(
-                self._txn, d._dbi, k, kl, v, vl, _put_flags(d, dupdata, overwrite, append)
-            )
-        finally:
-            self._txenv._active -= 1
+        rc = lib.mdbpy_put(
+            self._txn, d._dbi, k, kl, v, vl, _put_flags(d, dupdata, overwrite, append)
+        )
         if rc == lib.MDB_KEYEXIST:
             return False
         if rc:
             _raise("mdb_put", rc)
         return True
 
+    @_op
     def putmulti(
         self,
         items: Any,
@@ -951,54 +1031,52 @@ class Transaction:
         with Cursor(self._resolve(db), self) as c:
             return c.putmulti(items, dupdata, overwrite, append)
 
+    @_op
     def replace(self, key: Any, value: Any, db: _Database | None = None) -> Any:
         """Store value and return the previous one (or None)."""
         self._check()
         with Cursor(self._resolve(db), self) as c:
             return c.replace(key, value)
 
+    @_op
     def pop(self, key: Any, db: _Database | None = None) -> Any:
         """Delete key and return its value (or None)."""
         self._check()
         with Cursor(self._resolve(db), self) as c:
             return c.pop(key)
 
+    @_op
     def delete(self, key: Any, value: Any = b"", db: _Database | None = None) -> bool:
         """Delete key (or just one duplicate value); False if absent."""
         self._check()
         d = self._resolve(db)
         k, kl = _inbuf(key, "key")
         v, vl = _inbuf(b"" if value is None else value, "value")
-        self._txenv._active += 1  # close() waits for calls running without the GIL
-        try:
-            rc = lib.mdbpy_del(self._txn, d._dbi, k, kl, v, vl, 1 if vl else 0)
-        finally:
-            self._txenv._active -= 1
+        rc = lib.mdbpy_del(self._txn, d._dbi, k, kl, v, vl, 1 if vl else 0)
         if rc == lib.MDB_NOTFOUND:
             return False
         if rc:
             _raise("mdb_del", rc)
         return True
 
+    @_op
     def cursor(self, db: _Database | None = None) -> Cursor:
         """A cursor over db."""
         self._check()
         return Cursor(self._resolve(db), self)
 
+    @_op
     def stat(self, db: _Database | None = None) -> dict[str, int]:
         """Statistics of db as seen by this transaction."""
         self._check()
         d = self._resolve(db)
         st = ffi.new("MDB_stat *")
-        self._txenv._active += 1  # close() waits for calls running without the GIL
-        try:
-            rc = lib.mdb_stat(self._txn, d._dbi, st)
-        finally:
-            self._txenv._active -= 1
+        rc = lib.mdb_stat(self._txn, d._dbi, st)
         if rc:
             _raise("mdb_stat", rc)
         return _stat_dict(st)
 
+    @_op
     def drop(self, db: _Database, delete: bool = True) -> None:
         """Empty db, and with delete=True remove it."""
         self._check()
@@ -1012,11 +1090,7 @@ class Transaction:
                         c._invalidate()
                     else:
                         c._positioned = False
-        self._txenv._active += 1  # close() waits for calls running without the GIL
-        try:
-            rc = lib.mdb_drop(self._txn, d._dbi, 1 if delete else 0)
-        finally:
-            self._txenv._active -= 1
+        rc = lib.mdb_drop(self._txn, d._dbi, 1 if delete else 0)
         if rc:
             _raise("mdb_drop", rc)
         if delete:
@@ -1025,6 +1099,7 @@ class Transaction:
                 if x is d:
                     del env._dbs[name]
 
+    @_op
     def id(self) -> int:
         """The transaction id."""
         self._check()
@@ -1033,7 +1108,7 @@ class Transaction:
     def commit(self) -> None:
         """Commit the transaction."""
         self._check()
-        rc = self._end(True)
+        rc = self._end(True, check_busy=True)
         if rc:
             _raise("mdb_txn_commit", rc)
 
@@ -1041,9 +1116,7 @@ class Transaction:
         """Abandon the transaction. Idempotent."""
         if self._valid and self.env._pid != _pid:
             raise _forked(self.env._pid)
-        if self._busy:
-            raise Error("Transaction is in use by another thread.")
-        self._end(False)
+        self._end(False, check_busy=True)
 
     def __enter__(self) -> Transaction:
         """Return self."""
@@ -1057,7 +1130,7 @@ class Transaction:
         if et is None:
             self.commit()
         else:
-            self._end(False)
+            self._end(False, check_busy=True)
         return False
 
 
@@ -1082,11 +1155,15 @@ class Cursor:
             raise TypeError("db must be a _Database")
         if not isinstance(txn, Transaction):
             raise TypeError("txn must be a Transaction")
-        txn._check()
+        self._busy = 0
         if not db._valid or db._owner is not txn.env:
             raise _closed()
         curp = ffi.new("MDB_cursor **")
-        rc = lib.mdb_cursor_open(txn._txn, db._dbi, curp)
+        txn._enter()
+        try:
+            rc = lib.mdb_cursor_open(txn._txn, db._dbi, curp)
+        finally:
+            txn._leave()
         if rc:
             _raise("mdb_cursor_open", rc)
         self._cur = curp[0]
@@ -1108,12 +1185,31 @@ class Cursor:
         """The _Database of this cursor."""
         return self._db
 
-    def _invalidate(self) -> None:
+    def _enter(self) -> None:
+        self._cutxn._enter()
+        self._busy += 1
+        if not self._valid:
+            self._leave()
+            raise _closed()
+
+    def _leave(self) -> None:
+        self._busy -= 1
+        self._cutxn._leave()
+
+    def _invalidate(self, check_busy: bool = False) -> None:
         if self._valid:
+            self._valid = False  # before any check: a racing _enter backs out
+            if check_busy and self._busy:
+                self._valid = True
+                raise Error("Cursor is in use by another thread.")
+            cur, self._cur = self._cur, None
             if self.txn.env._pid == _pid:
-                lib.mdb_cursor_close(self._cur)
-            self._cur = None
-            self._valid = False
+                env = self.txn.env
+                env._active += 1
+                try:
+                    lib.mdb_cursor_close(cur)
+                finally:
+                    env._active -= 1
             self._positioned = False
             try:
                 self.txn._cursors.remove(self)
@@ -1133,7 +1229,7 @@ class Cursor:
 
     def close(self) -> None:
         """Close the cursor. Idempotent."""
-        self._invalidate()
+        self._invalidate(check_busy=True)
 
     def __enter__(self) -> Cursor:
         """Return self."""
@@ -1142,16 +1238,12 @@ class Cursor:
 
     def __exit__(self, *exc: Any) -> Literal[False]:
         """Close the cursor."""
-        self._invalidate()
+        self._invalidate(check_busy=True)
         return False
 
     # -- positioning
     def _do(self, op: int, k: Any = ffi.NULL, kl: int = 0, v: Any = ffi.NULL, vl: int = 0) -> bool:
-        self._cutxn._txenv._active += 1  # close() waits for calls running without the GIL
-        try:
-            rc = lib.mdbpy_cursor_get(self._cur, op, k, kl, v, vl, self._k, self._v)
-        finally:
-            self._cutxn._txenv._active -= 1
+        rc = lib.mdbpy_cursor_get(self._cur, op, k, kl, v, vl, self._k, self._v)
         if rc == 0:
             self._positioned = True
             return True
@@ -1164,22 +1256,20 @@ class Cursor:
     def _refresh(self) -> bool:
         if not self._positioned:
             return False
-        self._cutxn._txenv._active += 1  # close() waits for calls running without the GIL
-        try:
-            rc = lib.mdbpy_cursor_get(
-                self._cur, lib.MDB_GET_CURRENT, ffi.NULL, 0, ffi.NULL, 0, self._k, self._v
-            )
-        finally:
-            self._cutxn._txenv._active -= 1
+        rc = lib.mdbpy_cursor_get(
+            self._cur, lib.MDB_GET_CURRENT, ffi.NULL, 0, ffi.NULL, 0, self._k, self._v
+        )
         if rc:
             self._positioned = False
             return False
         return True
 
+    @_op
     def _pos(self, op: int) -> bool:
         self._check()
         return self._do(op)
 
+    @_op
     def key(self) -> Any:
         """Key of the current record (b'' if unpositioned)."""
         self._check()
@@ -1187,6 +1277,7 @@ class Cursor:
             return b""
         return self.txn.env._out(self.txn._buffers, self._k)
 
+    @_op
     def value(self) -> Any:
         """Value of the current record (b'' if unpositioned)."""
         self._check()
@@ -1194,6 +1285,7 @@ class Cursor:
             return b""
         return self.txn.env._out(self.txn._buffers, self._v)
 
+    @_op
     def item(self) -> tuple[Any, Any]:
         """The current record as (key, value)."""
         self._check()
@@ -1254,11 +1346,13 @@ class Cursor:
         k, kl = _inbuf(key, "key")
         return self._do(lib.MDB_SET_KEY, k, kl)
 
+    @_op
     def set_key(self, key: Any) -> bool:
         """Seek to key exactly."""
         self._check()
         return self._set_key(key)
 
+    @_op
     def set_key_dup(self, key: Any, value: Any) -> bool:
         """Seek to the exact (key, value) pair."""
         self._check()
@@ -1266,6 +1360,7 @@ class Cursor:
         v, vl = _inbuf(value, "value")
         return self._do(lib.MDB_GET_BOTH, k, kl, v, vl)
 
+    @_op
     def set_range(self, key: Any) -> bool:
         """Seek to the first key >= key."""
         self._check()
@@ -1274,6 +1369,7 @@ class Cursor:
             return self._do(lib.MDB_FIRST)
         return self._do(lib.MDB_SET_RANGE, k, kl)
 
+    @_op
     def set_range_dup(self, key: Any, value: Any) -> bool:
         """Seek to the first value >= value of key."""
         self._check()
@@ -1281,6 +1377,7 @@ class Cursor:
         v, vl = _inbuf(value, "value")
         return self._do(lib.MDB_GET_BOTH_RANGE, k, kl, v, vl)
 
+    @_op
     def get(self, key: Any, default: Any = None) -> Any:
         """Seek to key and return its value, or default."""
         self._check()
@@ -1288,6 +1385,7 @@ class Cursor:
             return default
         return self.txn.env._out(self.txn._buffers, self._v)
 
+    @_op
     def getmulti(
         self,
         keys: Any,
@@ -1343,11 +1441,7 @@ class Cursor:
         k, kl = _inbuf(key, "key")
         v, vl = _inbuf(value, "value")
         self.txn._keycheck("mdb_cursor_put", kl, self._db, vl)
-        self._cutxn._txenv._active += 1  # close() waits for calls running without the GIL
-        try:
-            rc = lib.mdbpy_cursor_put(self._cur, k, kl, v, vl, flags)
-        finally:
-            self._cutxn._txenv._active -= 1
+        rc = lib.mdbpy_cursor_put(self._cur, k, kl, v, vl, flags)
         if rc == 0:
             self._positioned = True
             self._refresh()
@@ -1358,6 +1452,7 @@ class Cursor:
         _raise("mdb_cursor_put", rc)
         return False
 
+    @_op
     def put(
         self,
         key: Any,
@@ -1370,6 +1465,7 @@ class Cursor:
         self._check()
         return self._put(key, value, _put_flags(self._db, dupdata, overwrite, append))
 
+    @_op
     def putmulti(
         self, items: Any, dupdata: bool = True, overwrite: bool = True, append: bool = False
     ) -> tuple[int, int]:
@@ -1384,6 +1480,7 @@ class Cursor:
             consumed += 1
         return consumed, added
 
+    @_op
     def replace(self, key: Any, value: Any) -> Any:
         """Store value and return the previous one (or None)."""
         self._check()
@@ -1395,16 +1492,13 @@ class Cursor:
         if self._do(lib.MDB_SET_KEY, k, kl):
             old = ffi.unpack(ffi.cast("char *", self._v.mv_data), self._v.mv_size)
             if self._db._flags & lib.MDB_DUPSORT:
-                self._cutxn._txenv._active += 1  # close() waits for calls running without the GIL
-                try:
-                    rc = lib.mdb_cursor_del(self._cur, lib.MDB_NODUPDATA)
-                finally:
-                    self._cutxn._txenv._active -= 1
+                rc = lib.mdb_cursor_del(self._cur, lib.MDB_NODUPDATA)
                 if rc:
                     _raise("mdb_cursor_del", rc)
         self._put(key, value, 0)
         return old
 
+    @_op
     def pop(self, key: Any) -> Any:
         """Delete key and return its value (or None)."""
         self._check()
@@ -1412,41 +1506,31 @@ class Cursor:
             return None
         old = ffi.unpack(ffi.cast("char *", self._v.mv_data), self._v.mv_size)
         flags = lib.MDB_NODUPDATA if self._db._flags & lib.MDB_DUPSORT else 0
-        self._cutxn._txenv._active += 1  # close() waits for calls running without the GIL
-        try:
-            rc = lib.mdb_cursor_del(self._cur, flags)
-        finally:
-            self._cutxn._txenv._active -= 1
+        rc = lib.mdb_cursor_del(self._cur, flags)
         if rc:
             _raise("mdb_cursor_del", rc)
         self._refresh()
         return old
 
+    @_op
     def delete(self, dupdata: bool = False) -> bool:
         """Delete the current record and move to the next one."""
         self._check()
         if not self._positioned:
             return False
         flags = lib.MDB_NODUPDATA if dupdata and self._db._flags & lib.MDB_DUPSORT else 0
-        self._cutxn._txenv._active += 1  # close() waits for calls running without the GIL
-        try:
-            rc = lib.mdb_cursor_del(self._cur, flags)
-        finally:
-            self._cutxn._txenv._active -= 1
+        rc = lib.mdb_cursor_del(self._cur, flags)
         if rc:
             _raise("mdb_cursor_del", rc)
         self._refresh()
         return True
 
+    @_op
     def count(self) -> int:
         """Number of values of the current key (dupsort only)."""
         self._check()
         p = ffi.new("size_t *")
-        self._cutxn._txenv._active += 1  # close() waits for calls running without the GIL
-        try:
-            rc = lib.mdb_cursor_count(self._cur, p)
-        finally:
-            self._cutxn._txenv._active -= 1
+        rc = lib.mdb_cursor_count(self._cur, p)
         if rc:
             _raise("mdb_cursor_count", rc)
         return int(p[0])
@@ -1495,15 +1579,20 @@ class Cursor:
 
 
 def _iterate(cur: Cursor, start: int, op: int, keys: bool, values: bool) -> Iterator[Any]:
-    cur._check()
-    if cur._positioned:
-        ok = cur._refresh()
-    else:
-        ok = cur._do(start)
+    cur._enter()
+    try:
+        ok = cur._refresh() if cur._positioned else cur._do(start)
+        item = cur._item(keys, values) if ok else None
+    finally:
+        cur._leave()
     while ok:
-        yield cur._item(keys, values)
-        cur._check()
-        ok = cur._do(op)
+        yield item
+        cur._enter()
+        try:
+            ok = cur._do(op)
+            item = cur._item(keys, values) if ok else None
+        finally:
+            cur._leave()
 
 
 def version(subpatch: bool = False) -> tuple[int, ...]:

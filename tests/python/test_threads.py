@@ -1,0 +1,100 @@
+"""Threads: closing, resizing and ending transactions while other threads use
+them must raise mdb.Error in those threads, never crash the interpreter.
+
+Each scenario runs in a subprocess so that a crash fails the test instead of
+killing the test run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+PRELUDE = """
+import sys, threading, tempfile, mdb
+lm = mdb.get_backend(sys.argv[1])
+path = tempfile.mkdtemp()
+env = lm.open(path, map_size=1 << 26, max_dbs=4)
+with env.begin(write=True) as t:
+    for i in range(2000):
+        t.put(b"%06d" % i, b"v" * 200)
+errors = []
+def guard(fn):
+    def run():
+        try:
+            fn()
+        except mdb.Error:
+            pass
+        except Exception as e:  # anything but mdb.Error is a bug
+            errors.append(repr(e))
+    return run
+"""
+
+SCENARIOS = {
+    "close_during_reads": """
+def reader():
+    for _ in range(300):
+        with env.begin() as t:
+            for _ in t.cursor():
+                pass
+threads = [threading.Thread(target=guard(reader)) for _ in range(3)]
+for th in threads: th.start()
+for _ in range(20):
+    env.close()
+    env = lm.open(path, map_size=1 << 26, max_dbs=4)
+for th in threads: th.join()
+""",
+    "abort_during_getmulti": """
+txn = env.begin()
+keys = [b"%06d" % i for i in range(2000)]
+def reader():
+    for _ in range(200):
+        txn.cursor().getmulti(keys)
+th = threading.Thread(target=guard(reader)); th.start()
+refused = 0
+while True:  # abort races the getmulti pass: refused while it runs, never a crash
+    try:
+        txn.abort()
+        break
+    except mdb.Error as e:
+        assert "in use" in str(e), e
+        refused += 1
+th.join()
+""",
+    "writers_and_close": """
+def writer(n):
+    for i in range(100):
+        with env.begin(write=True) as t:
+            t.put(b"w%d-%d" % (n, i), b"x" * 1000)
+threads = [threading.Thread(target=guard(lambda n=n: writer(n))) for n in range(3)]
+for th in threads: th.start()
+import time; time.sleep(0.05)
+env.close()
+for th in threads: th.join()
+""",
+    "buffers_after_close": """
+views = []
+def reader():
+    for _ in range(200):
+        with env.begin(buffers=True) as t:
+            views.append(t.get(b"000001"))
+threads = [threading.Thread(target=guard(reader)) for _ in range(2)]
+for th in threads: th.start()
+env.close()
+for th in threads: th.join()
+assert all(len(bytes(v)) == 200 for v in views)
+""",
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_no_crash(lm, scenario):
+    code = PRELUDE + textwrap.dedent(SCENARIOS[scenario]) + "\nprint('errors', errors)\n"
+    r = subprocess.run(
+        [sys.executable, "-c", code, lm.backend], capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 0, f"exit {r.returncode}\n{r.stderr[-3000:]}"
+    assert r.stdout.strip() == "errors []", r.stdout
