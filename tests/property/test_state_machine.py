@@ -408,7 +408,9 @@ class EnvMachine(RuleBasedStateMachine):
 
     @invariant()
     def checker_passes(self):
-        if self.check and not self.stack:
+        # the committed snapshot (check() begins its own read txn), also while a write txn
+        # (or nested txns) are open
+        if self.check:
             rep = self.env.check()
             assert rep["ok"], rep.get("text")
 
