@@ -104,14 +104,41 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
     if (flags & ~(MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_CURRENT | MDB_RESERVE | MDB_APPEND |
                   MDB_APPENDDUP | MDB_MULTIPLE))
         return EINVAL;
-    if ((flags & MDB_MULTIPLE) || c->xcursor)
-        return MDB_INCOMPATIBLE; /* writing sorted duplicates arrives with issue 3 */
-    return api_poison(txn, tree_put(c, key, data, flags & ~(MDB_NODUPDATA | MDB_APPENDDUP)));
+    if (!c->xcursor) {
+        if (flags & MDB_MULTIPLE)
+            return MDB_INCOMPATIBLE;
+        return api_poison(txn, tree_put(c, key, data, flags & ~(MDB_NODUPDATA | MDB_APPENDDUP)));
+    }
+    if (flags & MDB_CURRENT) {
+        /* a duplicate is its own key: "replacing" it may only rewrite an equal value */
+        MDB_val k, cur;
+        if ((rc = cursor_get(c, &k, &cur, MDB_GET_CURRENT)) != 0)
+            return rc == MDB_NOTFOUND ? EINVAL : rc;
+        MDB_cmp_func *dcmp = c->dbinfo->dcmp ? c->dbinfo->dcmp : cmp_lex;
+        if (cur.mv_size != data->mv_size || dcmp(data, &cur) != 0)
+            return EINVAL;
+        return 0;
+    }
+    if (flags & MDB_MULTIPLE) {
+        if (!(c->db->flags & MDB_DUPFIXED))
+            return MDB_INCOMPATIBLE;
+        size_t n = data[1].mv_size, done = 0, sz = data[0].mv_size;
+        for (; done < n; done++) {
+            MDB_val one = {sz, (uint8_t *)data[0].mv_data + done * sz};
+            rc = dup_put(c, key, &one, flags & ~MDB_MULTIPLE);
+            if (rc == MDB_KEYEXIST && !(flags & MDB_NODUPDATA))
+                rc = 0;
+            if (rc)
+                break;
+        }
+        data[1].mv_size = done;
+        return api_poison(txn, rc);
+    }
+    return api_poison(txn, dup_put(c, key, data, flags));
 }
 
 int mdb_cursor_del(MDB_cursor *c, unsigned int flags)
 {
-    (void)flags;
     if (!c)
         return EINVAL;
     MDB_txn *txn = c->txn;
@@ -120,12 +147,18 @@ int mdb_cursor_del(MDB_cursor *c, unsigned int flags)
         return rc;
     if (txn->flags & TXN_RDONLY)
         return EACCES;
-    if (c->xcursor)
-        return MDB_INCOMPATIBLE;
     if (!(c->flags & C_INITIALIZED))
         return EINVAL;
     if (c->ki[c->top] >= PG_NKEYS(c->pg[c->top]))
         return MDB_NOTFOUND;
+    if (c->xcursor) {
+        MDB_val k, cur;
+        if (flags & MDB_NODUPDATA)
+            return api_poison(txn, dup_del(c, NULL, 1));
+        if ((rc = cursor_get(c, &k, &cur, MDB_GET_CURRENT)) != 0)
+            return rc;
+        return api_poison(txn, dup_del(c, &cur, 1));
+    }
     return api_poison(txn, tree_del_current(c, 0));
 }
 

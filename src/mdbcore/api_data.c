@@ -14,8 +14,7 @@ static int data_prep(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_cursor *mc,
         return EINVAL;
     if ((rc = dbi_use(txn, dbi)) != 0)
         return rc;
-    if (writing && (rc = dbi_refuse_dups(txn, dbi)) != 0)
-        return rc;
+    (void)writing;
     cursor_init(mc, txn, dbi);
     mc->flags |= C_UNTRACK;
     if (txn->dbs[dbi].flags & MDB_DUPSORT)
@@ -50,14 +49,15 @@ int mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned int
         return EACCES;
     if (dbi == FREE_DBI)
         return EINVAL;
+    if (mc.xcursor)
+        return api_poison(txn, dup_put(&mc, key, data, flags));
     return api_poison(txn, tree_put(&mc, key, data, flags & ~MDB_NODUPDATA & ~MDB_APPENDDUP));
 }
 
 int mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
 {
     MDB_cursor mc;
-    struct xcursor x;
-    (void)data; /* only meaningful for sorted duplicates */
+    struct xcursor x; /* data selects one duplicate; ignored without DUPSORT */
     int rc = data_prep(txn, dbi, key, &mc, &x, 1);
     if (rc)
         return rc;
@@ -73,5 +73,7 @@ int mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
         rc = MDB_NOTFOUND;
     if (rc)
         return api_poison(txn, rc);
+    if (mc.xcursor)
+        return api_poison(txn, dup_del(&mc, data, 0));
     return api_poison(txn, tree_del_current(&mc, 0));
 }

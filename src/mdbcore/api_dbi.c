@@ -59,8 +59,6 @@ int mdb_drop(MDB_txn *txn, MDB_dbi dbi, int del)
         return rc;
     if (dbi == FREE_DBI)
         return EINVAL;
-    if ((rc = dbi_refuse_dups(txn, dbi)) != 0)
-        return rc;
     return api_poison(txn, dbi_drop(txn, dbi, del));
 }
 

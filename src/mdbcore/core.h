@@ -131,6 +131,10 @@ int cursor_sibling(MDB_cursor *mc, int right);
 int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
 /* Give a cursor on a DUPSORT database its duplicate sub-cursor (storage owned by caller). */
 void cursor_attach_x(MDB_cursor *mc, struct xcursor *x);
+/* Point mc's sub-cursor at the duplicates of node n (not positioned). */
+int xcursor_load(MDB_cursor *mc, node_header *n);
+/* mc just arrived on an item: position its sub-cursor on the first/last duplicate. */
+int cursor_enter(MDB_cursor *mc, int at_last);
 int cursor_count(MDB_cursor *mc, size_t *count);
 /* The value of a leaf node (follows overflow runs, validated). */
 int node_read(MDB_cursor *mc, node_header *n, MDB_val *data);
@@ -159,6 +163,7 @@ int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out);
 /* ============================== L5: write path ===================================== */
 /* Node flags F_SUBDATA may be or-ed into flags by dbi.c; user flags as LMDB. */
 #define PUT_SUBDATA 0x01000000u /* internal: store an F_SUBDATA node (named-DB record) */
+#define PUT_DUPDATA 0x02000000u /* internal: store an F_DUPDATA node (dupsort.c) */
 int tree_put(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags);
 int tree_split(MDB_cursor *mc, const MDB_val *key, const MDB_val *data, pgno_t pg,
                unsigned nflags, int append);
@@ -166,6 +171,12 @@ int tree_split(MDB_cursor *mc, const MDB_val *key, const MDB_val *data, pgno_t p
 int tree_del_current(MDB_cursor *mc, int internal);
 /* Free every page of a tree (drop). */
 int tree_free_all(MDB_txn *txn, MDB_dbi dbi);
+/* Free the pages of the tree described by rec (a key's duplicates). */
+int tree_free_record(MDB_txn *txn, const db_record *rec);
+/* dupsort.c: writes to DUPSORT databases (mc has an xcursor). */
+int dup_put(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags);
+/* mc stands on the key; data NULL deletes all its duplicates. */
+int dup_del(MDB_cursor *mc, const MDB_val *data, int from_cursor);
 int overflow_write(MDB_txn *txn, const MDB_val *data, pgno_t *pg, void **dst);
 int overflow_free(MDB_txn *txn, node_header *n, unsigned *npages_out);
 /* cursor_track: before/after a change made through `mc`, keep the other cursors valid. */

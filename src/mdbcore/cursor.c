@@ -81,7 +81,7 @@ void cursor_attach_x(MDB_cursor *mc, struct xcursor *x)
 }
 
 /* Point the sub-cursor at the duplicates of node n (not yet positioned). */
-static int x_load(MDB_cursor *mc, node_header *n)
+int xcursor_load(MDB_cursor *mc, node_header *n)
 {
     struct xcursor *x = mc->xcursor;
     size_t ds = node_dsize(n);
@@ -128,7 +128,7 @@ static int go_next(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
 static int go_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);
 
 /* The main cursor just arrived on an item: set up its duplicates, if any. */
-static int enter(MDB_cursor *mc, int at_last)
+int cursor_enter(MDB_cursor *mc, int at_last)
 {
     if (!mc->xcursor)
         return 0;
@@ -140,7 +140,7 @@ static int enter(MDB_cursor *mc, int at_last)
         return rc == MDB_NOTFOUND ? 0 : rc;
     if (!(n->flags & F_DUPDATA))
         return 0;
-    if ((rc = x_load(mc, n)) != 0)
+    if ((rc = xcursor_load(mc, n)) != 0)
         return rc;
     rc = at_last ? go_last(&x->mc, NULL, NULL) : go_first(&x->mc, NULL, NULL);
     return rc == MDB_NOTFOUND ? CORRUPT_AT(mc->pg[mc->top]->pgno) : rc;
@@ -175,7 +175,7 @@ static int fetch(MDB_cursor *mc, MDB_val *key, MDB_val *data)
         return 0;
     if (mc->xcursor && (n->flags & F_DUPDATA)) {
         struct xcursor *x = mc->xcursor;
-        if (!(x->mc.flags & C_INITIALIZED) && (rc = enter(mc, 0)) != 0)
+        if (!(x->mc.flags & C_INITIALIZED) && (rc = cursor_enter(mc, 0)) != 0)
             return rc;
         return fetch(&x->mc, data, NULL);
     }
@@ -191,7 +191,7 @@ static int go_first(MDB_cursor *mc, MDB_val *key, MDB_val *data)
         mc->flags &= ~C_INITIALIZED;
         return MDB_NOTFOUND;
     }
-    if ((rc = enter(mc, 0)) != 0)
+    if ((rc = cursor_enter(mc, 0)) != 0)
         return rc;
     return fetch(mc, key, data);
 }
@@ -205,7 +205,7 @@ static int go_last(MDB_cursor *mc, MDB_val *key, MDB_val *data)
         mc->flags &= ~C_INITIALIZED;
         return MDB_NOTFOUND;
     }
-    if ((rc = enter(mc, 1)) != 0)
+    if ((rc = cursor_enter(mc, 1)) != 0)
         return rc;
     mc->flags |= C_EOF; /* as LMDB: NEXT right after LAST reports the end */
     return fetch(mc, key, data);
@@ -221,6 +221,14 @@ static int go_next(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
         if ((unsigned)mc->ki[mc->top] + 1 >= PG_NKEYS(p))
             return MDB_NOTFOUND;
         mc->flags &= ~C_EOF;
+    }
+    if ((mc->flags & C_DEL) && op == MDB_NEXT_DUP)
+        return MDB_NOTFOUND; /* the key we stood on is gone */
+    if ((mc->flags & C_DEL) && mc->xcursor) {
+        /* a delete already moved us onto the next key: report it, do not skip it */
+        mc->flags &= ~C_DEL;
+        if (mc->ki[mc->top] < PG_NKEYS(p))
+            return fetch(mc, key, data);
     }
     if (op != MDB_NEXT_NODUP && on_dups(mc)) {
         int rc = go_next(&mc->xcursor->mc, NULL, NULL, MDB_NEXT);
@@ -246,7 +254,7 @@ static int go_next(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
     if (rc)
         return rc;
 arrived:
-    if ((rc = enter(mc, 0)) != 0)
+    if ((rc = cursor_enter(mc, 0)) != 0)
         return rc;
     return fetch(mc, key, data);
 }
@@ -273,7 +281,7 @@ static int go_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
     } else if ((rc = cursor_sibling(mc, 0)) != 0) {
         return rc;
     }
-    if ((rc = enter(mc, 1)) != 0)
+    if ((rc = cursor_enter(mc, 1)) != 0)
         return rc;
     return fetch(mc, key, data);
 }
@@ -290,7 +298,7 @@ static int match_data(MDB_cursor *mc, MDB_val *data, MDB_cursor_op op)
         int exact;
         if (data->mv_size == 0)
             return MDB_BAD_VALSIZE; /* a duplicate is a key of the sub-tree */
-        if ((rc = x_load(mc, n)) != 0)
+        if ((rc = xcursor_load(mc, n)) != 0)
             return rc;
         if ((rc = cursor_seek(&x->mc, data, &exact)) != 0)
             return rc;
@@ -340,7 +348,7 @@ static int go_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
             return rc;
         return fetch(mc, key, NULL);
     }
-    if ((rc = enter(mc, 0)) != 0)
+    if ((rc = cursor_enter(mc, 0)) != 0)
         return rc;
     if (op == MDB_SET)
         return fetch(mc, NULL, data);
@@ -375,7 +383,7 @@ int cursor_count(MDB_cursor *mc, size_t *count)
         *count = 1;
         return 0;
     }
-    if (!(mc->xcursor->mc.flags & C_INITIALIZED) && (rc = enter(mc, 0)) != 0)
+    if (!(mc->xcursor->mc.flags & C_INITIALIZED) && (rc = cursor_enter(mc, 0)) != 0)
         return rc;
     *count = (size_t)mc->xcursor->db.entries;
     return 0;
@@ -392,14 +400,10 @@ int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
     case MDB_NEXT:
     case MDB_NEXT_NODUP:
     case MDB_NEXT_DUP:
-        if (op == MDB_NEXT_DUP && !(mc->flags & C_INITIALIZED))
-            return EINVAL;
         return go_next(mc, key, data, op);
     case MDB_PREV:
     case MDB_PREV_NODUP:
     case MDB_PREV_DUP:
-        if (op == MDB_PREV_DUP && !(mc->flags & C_INITIALIZED))
-            return EINVAL;
         return go_prev(mc, key, data, op);
     case MDB_GET_CURRENT:
         if (!(mc->flags & C_INITIALIZED))
@@ -432,7 +436,7 @@ int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
                 node_key(n, key);
             return node_read(mc, n, data);
         }
-        if ((rc = enter(mc, op == MDB_LAST_DUP)) != 0)
+        if ((rc = cursor_enter(mc, op == MDB_LAST_DUP)) != 0)
             return rc;
         return fetch(mc, NULL, data); /* LMDB leaves the key alone here */
     }

@@ -26,19 +26,61 @@ int track_save_one(MDB_cursor *c)
         return 0;
     }
     node_header *n = PG_NODE(p, c->ki[c->top]);
-    if (c->trk_cap < n->ksize) {
-        uint8_t *b = realloc(c->trk_key, MDB_MAXKEYSIZE_DEFAULT);
+    if (c->trk_cap < 2 * MDB_MAXKEYSIZE_DEFAULT + 2) {
+        /* room for the key and, on a DUPSORT DB, the duplicate under the cursor */
+        uint8_t *b = realloc(c->trk_key, 2 * MDB_MAXKEYSIZE_DEFAULT + 2);
         if (!b) {
             c->flags &= ~C_INITIALIZED;
             return ENOMEM;
         }
         c->trk_key = b;
-        c->trk_cap = MDB_MAXKEYSIZE_DEFAULT;
+        c->trk_cap = 2 * MDB_MAXKEYSIZE_DEFAULT + 2;
     }
     memcpy(c->trk_key, n->key, n->ksize);
     c->trk_len = n->ksize;
     c->trk_state = TRK_SAVED;
+    c->trk_key[2 * MDB_MAXKEYSIZE_DEFAULT + 1] = 0; /* no duplicate saved */
+    if (c->xcursor && (n->flags & F_DUPDATA) && (c->xcursor->mc.flags & C_INITIALIZED)) {
+        MDB_cursor *x = &c->xcursor->mc;
+        MDB_val d;
+        if (x->ki[x->top] < PG_NKEYS(x->pg[x->top]) &&
+            leaf_key(x, x->pg[x->top], x->ki[x->top], &d) == 0 &&
+            d.mv_size <= MDB_MAXKEYSIZE_DEFAULT) {
+            memcpy(c->trk_key + MDB_MAXKEYSIZE_DEFAULT, d.mv_data, d.mv_size);
+            c->trk_key[2 * MDB_MAXKEYSIZE_DEFAULT] = (uint8_t)(d.mv_size & 0xff);
+            c->trk_key[2 * MDB_MAXKEYSIZE_DEFAULT + 1] = (uint8_t)(1 | ((d.mv_size >> 8) << 1));
+        }
+    }
     return 0;
+}
+
+/* Back on the saved key of a DUPSORT DB: find the saved duplicate (or its successor). */
+static int restore_dup(MDB_cursor *c)
+{
+    int rc = cursor_enter(c, 0);
+    uint8_t tag = c->trk_key[2 * MDB_MAXKEYSIZE_DEFAULT + 1];
+    if (rc || !(tag & 1) || !(c->xcursor->mc.flags & C_INITIALIZED))
+        return rc;
+    MDB_cursor *x = &c->xcursor->mc;
+    MDB_val d = {c->trk_key[2 * MDB_MAXKEYSIZE_DEFAULT] | ((size_t)(tag >> 1) << 8),
+                 c->trk_key + MDB_MAXKEYSIZE_DEFAULT};
+    int exact;
+    if ((rc = cursor_seek(x, &d, &exact)) != 0)
+        return rc;
+    if (exact)
+        return 0;
+    if (x->ki[x->top] < PG_NKEYS(x->pg[x->top]) || cursor_sibling(x, 1) == 0) {
+        x->flags |= C_DEL;
+        return 0;
+    }
+    /* the saved value and all after it are gone: on to the next key */
+    MDB_val kk, vv;
+    rc = cursor_get(c, &kk, &vv, MDB_NEXT_NODUP);
+    if (rc == 0)
+        c->flags |= C_DEL;
+    else if (rc == MDB_NOTFOUND)
+        c->flags |= C_EOF, rc = 0;
+    return rc;
 }
 
 int track_restore_one(MDB_cursor *c)
@@ -46,6 +88,8 @@ int track_restore_one(MDB_cursor *c)
     int state = c->trk_state;
     unsigned keep = c->flags & (C_EOF | C_DEL);
     c->trk_state = TRK_NONE;
+    if (c->xcursor)
+        c->xcursor->mc.flags = C_SUB; /* its pages may be gone: re-entered below */
     if (state == TRK_NONE) {
         c->flags &= ~C_INITIALIZED;
         c->snum = 0;
@@ -64,6 +108,8 @@ int track_restore_one(MDB_cursor *c)
         rc = cursor_seek(c, &k, &exact);
         if (rc == 0 && exact) {
             c->flags |= keep;
+            if (c->xcursor)
+                rc = restore_dup(c);
         } else if (rc == 0) {
             if (c->ki[c->top] >= PG_NKEYS(c->pg[c->top])) {
                 rc = cursor_sibling(c, 1);
@@ -73,6 +119,8 @@ int track_restore_one(MDB_cursor *c)
                 }
             }
             c->flags |= C_DEL;
+            if (rc == 0 && c->xcursor && !(c->flags & C_EOF))
+                rc = cursor_enter(c, 0);
         }
     }
     if (rc == MDB_NOTFOUND) {

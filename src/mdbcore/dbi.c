@@ -78,8 +78,6 @@ int dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out)
     if (flags & ~(DB_PERSISTENT_FLAGS | MDB_CREATE))
         return EINVAL;
     if (!name) {
-        if (flags & DB_DUPFLAGS)
-            return MDB_INCOMPATIBLE; /* sorted duplicates arrive with issue 3 */
         db_record *m = &txn->dbs[MAIN_DBI];
         if ((m->flags | pflags) != m->flags) {
             if (txn->flags & TXN_RDONLY)
@@ -141,8 +139,6 @@ int dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out)
             return MDB_NOTFOUND;
         if (txn->flags & TXN_RDONLY)
             return EACCES;
-        if (flags & DB_DUPFLAGS)
-            return MDB_INCOMPATIBLE; /* sorted duplicates arrive with issue 3 */
         memset(&rec, 0, sizeof(rec));
         rec.flags = (uint16_t)pflags;
         rec.root = P_INVALID;

@@ -40,9 +40,32 @@ static size_t node_body(const page *p, const node_header *n)
     return EVEN(sz);
 }
 
+/* LEAF2 (DUPFIXED) pages: packed keys after the header; lower still grows by a slot per
+ * key and upper shrinks by the rest, so upper - lower stays the free space. */
+static int leaf2_add(page *p, unsigned idx, const MDB_val *key)
+{
+    size_t ks = p->leaf2_ksize;
+    if (key->mv_size != ks)
+        return MDB_BAD_VALSIZE;
+    if (PG_ROOM(p) < ks)
+        return MDB_PAGE_FULL;
+    uint8_t *base = (uint8_t *)p + PAGEHDRSZ;
+    unsigned nk = PG_NKEYS(p);
+    memmove(base + (idx + 1) * ks, base + idx * ks, (nk - idx) * ks);
+    memcpy(base + idx * ks, key->mv_data, ks);
+    p->u.bounds.lower = (indx_t)(p->u.bounds.lower + sizeof(indx_t));
+    p->u.bounds.upper = (indx_t)(p->u.bounds.upper - (ks - sizeof(indx_t)));
+    return 0;
+}
+
 int page_add_node(page *p, unsigned idx, const MDB_val *key, const MDB_val *data, pgno_t pg,
                   unsigned nflags, node_header **out)
 {
+    if (p->flags & P_LEAF2) {
+        if (out)
+            *out = NULL;
+        return leaf2_add(p, idx, key);
+    }
     size_t ksize = key ? key->mv_size : 0;
     size_t body = NODESIZE + ksize;
     if (IS_LEAF(p))
@@ -80,6 +103,14 @@ void page_del_node(page *p, unsigned idx, unsigned psize)
 {
     (void)psize;
     unsigned nk = PG_NKEYS(p);
+    if (p->flags & P_LEAF2) {
+        size_t ks = p->leaf2_ksize;
+        uint8_t *base = (uint8_t *)p + PAGEHDRSZ;
+        memmove(base + idx * ks, base + (idx + 1) * ks, (nk - idx - 1) * ks);
+        p->u.bounds.lower = (indx_t)(p->u.bounds.lower - sizeof(indx_t));
+        p->u.bounds.upper = (indx_t)(p->u.bounds.upper + (ks - sizeof(indx_t)));
+        return;
+    }
     indx_t off = p->slots[idx];
     size_t sz = node_body(p, PG_NODE(p, idx));
     indx_t up = p->u.bounds.upper;

@@ -82,6 +82,16 @@ static void branch_remove(page *p, unsigned i, unsigned psize)
 /* Append all nodes of src to dst; for branches src's slot 0 takes key `sep`. */
 static int merge_into(page *dst, const page *src, const MDB_val *sep)
 {
+    if (src->flags & P_LEAF2) {
+        for (unsigned i = 0; i < PG_NKEYS(src); i++) {
+            MDB_val k = {src->leaf2_ksize,
+                         (uint8_t *)src + PAGEHDRSZ + (size_t)i * src->leaf2_ksize};
+            int rc = page_add_node(dst, PG_NKEYS(dst), &k, NULL, 0, 0, NULL);
+            if (rc)
+                return rc;
+        }
+        return 0;
+    }
     for (unsigned i = 0; i < PG_NKEYS(src); i++) {
         const node_header *n = PG_NODE(src, i);
         if (i == 0 && IS_BRANCH(src)) {
@@ -174,7 +184,7 @@ static int rebalance(MDB_cursor *mc, int lvl)
             branch_remove(parent, ri, psize);
             continue;
         }
-        if (!IS_LEAF(p) || nk == 0)
+        if (!IS_LEAF(p) || nk == 0 || (p->flags & P_LEAF2))
             return 0;
         /* borrow one node from the sibling */
         if (PG_NKEYS(sib) < 2)
@@ -221,23 +231,33 @@ static int rebalance(MDB_cursor *mc, int lvl)
 int tree_del_current(MDB_cursor *mc, int internal)
 {
     MDB_txn *txn = mc->txn;
-    node_header *n;
-    int rc = cursor_node(mc, &n);
-    if (rc)
-        return rc;
-    if ((n->flags & F_SUBDATA) && !internal)
-        return MDB_INCOMPATIBLE;
+    node_header *n = NULL;
+    int rc;
     uint8_t kb[MDB_MAXKEYSIZE_DEFAULT];
-    MDB_val key = {n->ksize, kb};
-    memcpy(kb, n->key, n->ksize);
+    MDB_val key;
+    page *lp = mc->pg[mc->top];
+    if ((mc->flags & C_INITIALIZED) && mc->snum && (lp->flags & P_LEAF2)) {
+        if (mc->ki[mc->top] >= PG_NKEYS(lp))
+            return MDB_NOTFOUND;
+        if ((rc = leaf_key(mc, lp, mc->ki[mc->top], &key)) != 0)
+            return rc;
+    } else {
+        if ((rc = cursor_node(mc, &n)) != 0)
+            return rc;
+        if ((n->flags & F_SUBDATA) && !internal)
+            return MDB_INCOMPATIBLE;
+        node_key(n, &key);
+    }
+    memcpy(kb, key.mv_data, key.mv_size);
+    key.mv_data = kb;
     unsigned eof = mc->flags & C_EOF; /* LMDB keeps a stale end mark across a delete */
 
     track_before(mc);
     if ((rc = cursor_touch(mc)) != 0)
         goto fail;
     page *leaf = mc->pg[mc->top];
-    n = PG_NODE(leaf, mc->ki[mc->top]);
-    if (n->flags & F_BIGDATA) {
+    n = (leaf->flags & P_LEAF2) ? NULL : PG_NODE(leaf, mc->ki[mc->top]);
+    if (n && (n->flags & F_BIGDATA)) {
         unsigned freed;
         if ((rc = overflow_free(txn, n, &freed)) != 0)
             goto fail;
@@ -248,7 +268,9 @@ int tree_del_current(MDB_cursor *mc, int internal)
     if ((rc = rebalance(mc, mc->top)) != 0)
         goto fail;
 
-    /* land on the successor of the deleted key */
+    /* land on the successor of the deleted key; its duplicates are entered lazily */
+    if (mc->xcursor)
+        mc->xcursor->mc.flags = C_SUB;
     int exact;
     rc = cursor_seek(mc, &key, &exact);
     if (rc == MDB_NOTFOUND) {
@@ -295,7 +317,7 @@ static int free_subtree(MDB_txn *txn, pgno_t pg, unsigned depth)
             if ((rc = page_get(txn, pg, &p)) != 0)
                 return rc;
         }
-    } else if (IS_LEAF(p)) {
+    } else if (IS_LEAF(p) && !(p->flags & P_LEAF2)) {
         for (unsigned i = 0; i < nk; i++) {
             if ((rc = node_check(txn->env, p, i)) != 0)
                 return rc;
@@ -304,12 +326,29 @@ static int free_subtree(MDB_txn *txn, pgno_t pg, unsigned depth)
                 unsigned freed;
                 if ((rc = overflow_free(txn, n, &freed)) != 0)
                     return rc;
+            } else if ((n->flags & (F_DUPDATA | F_SUBDATA)) == (F_DUPDATA | F_SUBDATA)) {
+                /* a key's duplicates in their own tree */
+                db_record sub;
+                if (node_dsize(n) != sizeof(sub))
+                    return CORRUPT_AT(pg);
+                memcpy(&sub, node_data(n), sizeof(sub));
+                if (sub.root != P_INVALID && (rc = free_subtree(txn, sub.root, depth + 1)) != 0)
+                    return rc;
+                if ((rc = page_get(txn, pg, &p)) != 0)
+                    return rc;
             }
         }
+    } else if (IS_LEAF(p)) {
+        /* packed duplicates: nothing hangs off them */
     } else {
         return CORRUPT_AT(pg);
     }
     return page_free(txn, pg, 1);
+}
+
+int tree_free_record(MDB_txn *txn, const db_record *rec)
+{
+    return rec->root == P_INVALID ? 0 : free_subtree(txn, rec->root, 1);
 }
 
 int tree_free_all(MDB_txn *txn, MDB_dbi dbi)

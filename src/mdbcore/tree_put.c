@@ -34,12 +34,14 @@ static int insert_new(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigne
         mc->db->overflow_pages += OVERFLOW_PAGES(env->psize, data->mv_size);
         nflags |= F_BIGDATA;
     }
+    if (leaf->flags & P_LEAF2)
+        need = leaf->leaf2_ksize;
     if (PG_ROOM(leaf) >= need) {
         node_header *n;
         rc = page_add_node(leaf, mc->ki[mc->top], key, &nd, ov, nflags, &n);
         if (rc)
             return rc;
-        if (!big)
+        if (!big && n)
             *dst = node_data(n);
     } else {
         rc = tree_split(mc, key, &nd, ov, nflags, append);
@@ -50,7 +52,7 @@ static int insert_new(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigne
             return rc;
         if (!exact)
             return CORRUPT_AT(mc->pg[mc->top]->pgno);
-        if (!big)
+        if (!big && !(mc->pg[mc->top]->flags & P_LEAF2))
             *dst = node_data(PG_NODE(mc->pg[mc->top], mc->ki[mc->top]));
     }
     mc->db->entries++;
@@ -60,9 +62,13 @@ static int insert_new(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigne
 static int new_root(MDB_cursor *mc)
 {
     page *p;
-    int rc = page_alloc(mc->txn, 1, P_LEAF, &p);
+    /* a DUPFIXED duplicate tree keeps its values packed */
+    int packed = (mc->flags & C_SUB) && (mc->db->flags & MDB_DUPFIXED);
+    int rc = page_alloc(mc->txn, 1, packed ? (P_LEAF | P_LEAF2) : P_LEAF, &p);
     if (rc)
         return rc;
+    if (packed)
+        p->leaf2_ksize = (uint16_t)mc->db->pad;
     mc->db->root = p->pgno;
     mc->db->depth = 1;
     mc->db->leaf_pages = 1;
@@ -80,7 +86,7 @@ int tree_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data, unsigned flag
     MDB_txn *txn = mc->txn;
     MDB_env *env = txn->env;
     unsigned psize = env->psize;
-    unsigned nflags = (flags & PUT_SUBDATA) ? F_SUBDATA : 0;
+    unsigned nflags = ((flags & PUT_SUBDATA) ? F_SUBDATA : 0) | ((flags & PUT_DUPDATA) ? F_DUPDATA : 0);
     int rc, exact = 0;
 
     if (!key_in || !data)
@@ -109,10 +115,9 @@ int tree_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data, unsigned flag
             return rc;
         page *leaf = mc->pg[mc->top];
         if (PG_NKEYS(leaf)) {
-            if ((rc = node_check(env, leaf, mc->ki[mc->top])) != 0)
-                return rc;
             MDB_val last;
-            node_key(PG_NODE(leaf, mc->ki[mc->top]), &last);
+            if ((rc = leaf_key(mc, leaf, mc->ki[mc->top], &last)) != 0)
+                return rc;
             if (cursor_cmp(mc)(&key, &last) <= 0)
                 return MDB_KEYEXIST;
             mc->ki[mc->top]++;
@@ -121,13 +126,15 @@ int tree_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data, unsigned flag
         if ((rc = cursor_seek(mc, &key, &exact)) != 0)
             return rc;
     }
+    if (exact && (mc->pg[mc->top]->flags & P_LEAF2))
+        return (flags & MDB_NOOVERWRITE) ? MDB_KEYEXIST : 0; /* a present duplicate */
     if (exact) {
         node_header *n;
         if ((rc = cursor_node(mc, &n)) != 0)
             return rc;
-        if ((n->flags & F_SUBDATA) && !(flags & PUT_SUBDATA))
+        if ((n->flags & F_SUBDATA) && !(flags & (PUT_SUBDATA | PUT_DUPDATA)))
             return MDB_INCOMPATIBLE; /* that key is a named database's record */
-        if ((n->flags & F_DUPDATA))
+        if ((n->flags & F_DUPDATA) && !(flags & PUT_DUPDATA))
             return MDB_INCOMPATIBLE;
         if (flags & MDB_NOOVERWRITE) {
             MDB_val old;
@@ -209,6 +216,8 @@ int tree_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data, unsigned flag
         goto done;
 placed:
     *mc->dbstate |= DBS_DIRTY;
+    if (mc->xcursor)
+        mc->xcursor->mc.flags = C_SUB; /* the node changed: re-enter its duplicates lazily */
     if (flags & MDB_RESERVE)
         data->mv_data = dst;
     mc->flags |= C_INITIALIZED;

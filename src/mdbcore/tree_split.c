@@ -68,9 +68,89 @@ static int fill(page *dst, const page *src_pg, split_item *it, unsigned from, un
     return 0;
 }
 
+/* Hang the new right page `rpg` (first key `sep`) next to the split page in the parent,
+ * or under a new root. */
+static int link_right(MDB_cursor *mc, pgno_t keep, const MDB_val *sep, pgno_t rpg, int append)
+{
+    MDB_txn *txn = mc->txn;
+    int rc = 0;
+    if (mc->top == 0) {
+        page *root;
+        if ((rc = page_alloc(txn, 1, P_BRANCH, &root)) != 0)
+            return rc;
+        MDB_val none = {0, NULL};
+        page_add_node(root, 0, &none, NULL, keep, 0, NULL);
+        page_add_node(root, 1, sep, NULL, rpg, 0, NULL);
+        mc->db->root = root->pgno;
+        mc->db->depth++;
+        mc->db->branch_pages++;
+        return 0;
+    }
+    page *parent = mc->pg[mc->top - 1];
+    unsigned pidx = mc->ki[mc->top - 1] + 1u;
+    if (PG_ROOM(parent) >= node_branch_size(sep->mv_size))
+        return page_add_node(parent, pidx, sep, NULL, rpg, 0, NULL);
+    MDB_cursor up = *mc;
+    up.snum = mc->top;
+    up.top = (uint16_t)(mc->top - 1);
+    up.ki[up.top] = (indx_t)pidx;
+    return tree_split(&up, sep, NULL, rpg, 0, append);
+}
+
+/* Packed DUPFIXED leaves: fixed-size keys, cut in the middle (or after the last key when
+ * appending). */
+static int split_leaf2(MDB_cursor *mc, const MDB_val *key, int append)
+{
+    MDB_txn *txn = mc->txn;
+    unsigned psize = txn->env->psize;
+    page *p = mc->pg[mc->top];
+    unsigned idx = mc->ki[mc->top], nk = PG_NKEYS(p);
+    size_t ks = p->leaf2_ksize;
+    if (key->mv_size != ks)
+        return MDB_BAD_VALSIZE;
+    uint8_t *all = malloc((nk + 1) * ks);
+    if (!all)
+        return ENOMEM;
+    uint8_t *base = (uint8_t *)p + PAGEHDRSZ;
+    memcpy(all, base, idx * ks);
+    memcpy(all + idx * ks, key->mv_data, ks);
+    memcpy(all + (idx + 1) * ks, base + idx * ks, (nk - idx) * ks);
+    int rightmost = 1;
+    for (unsigned l = 0; l < mc->top; l++)
+        if ((unsigned)mc->ki[l] + 1 != PG_NKEYS(mc->pg[l]))
+            rightmost = 0;
+    unsigned s = ((append || rightmost) && idx == nk) ? nk : (nk + 1) / 2;
+    page *rp;
+    int rc = page_alloc(txn, 1, P_LEAF | P_LEAF2, &rp);
+    if (rc) {
+        free(all);
+        return rc;
+    }
+    rp->leaf2_ksize = (uint16_t)ks;
+    pgno_t keep = p->pgno;
+    uint16_t flags = p->flags;
+    page_init(p, keep, flags, psize);
+    p->leaf2_ksize = (uint16_t)ks;
+    for (unsigned i = 0; i <= nk; i++) {
+        MDB_val k = {ks, all + i * ks};
+        page *dst = i < s ? p : rp;
+        page_add_node(dst, PG_NKEYS(dst), &k, NULL, 0, 0, NULL);
+    }
+    mc->db->leaf_pages++;
+    uint8_t sepbuf[MDB_MAXKEYSIZE_DEFAULT];
+    memcpy(sepbuf, all + s * ks, ks);
+    free(all);
+    MDB_val sep = {ks, sepbuf};
+    rc = link_right(mc, keep, &sep, rp->pgno, append);
+    mc->flags &= ~C_INITIALIZED;
+    return rc;
+}
+
 int tree_split(MDB_cursor *mc, const MDB_val *key, const MDB_val *data, pgno_t pg,
                unsigned nflags, int append)
 {
+    if (mc->pg[mc->top]->flags & P_LEAF2)
+        return split_leaf2(mc, key, append);
     MDB_txn *txn = mc->txn;
     MDB_env *env = txn->env;
     unsigned psize = env->psize;
@@ -171,29 +251,7 @@ int tree_split(MDB_cursor *mc, const MDB_val *key, const MDB_val *data, pgno_t p
     else
         mc->db->branch_pages++;
 
-    if (mc->top == 0) {
-        page *root;
-        if ((rc = page_alloc(txn, 1, P_BRANCH, &root)) != 0)
-            goto out;
-        MDB_val none = {0, NULL};
-        page_add_node(root, 0, &none, NULL, keep, 0, NULL);
-        page_add_node(root, 1, &sep, NULL, rp->pgno, 0, NULL);
-        mc->db->root = root->pgno;
-        mc->db->depth++;
-        mc->db->branch_pages++;
-    } else {
-        page *parent = mc->pg[mc->top - 1];
-        unsigned pidx = mc->ki[mc->top - 1] + 1u;
-        if (PG_ROOM(parent) >= node_branch_size(sep.mv_size)) {
-            rc = page_add_node(parent, pidx, &sep, NULL, rp->pgno, 0, NULL);
-        } else {
-            MDB_cursor up = *mc;
-            up.snum = mc->top;
-            up.top = (uint16_t)(mc->top - 1);
-            up.ki[up.top] = (indx_t)pidx;
-            rc = tree_split(&up, &sep, NULL, rp->pgno, 0, append);
-        }
-    }
+    rc = link_right(mc, keep, &sep, rp->pgno, append);
     mc->flags &= ~C_INITIALIZED;
 out:
     free(scratch);

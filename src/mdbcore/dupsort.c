@@ -1,0 +1,394 @@
+/*
+ * dupsort.c -- the write side of sorted duplicates (layer L5).  Navigation lives in
+ * cursor.c; this file changes the three shapes a key's values can take:
+ *   one value      an ordinary leaf node;
+ *   a sub-page     F_DUPDATA: the node's data is a small leaf page (P_LEAF|P_SUBP|P_DIRTY,
+ *                  plus P_LEAF2 for DUPFIXED) whose keys are the values;
+ *   a sub-tree     F_DUPDATA|F_SUBDATA: the node's data is the db_record of a B+tree whose
+ *                  keys are the values (LEAF2 leaves for DUPFIXED).
+ * A second value turns a single node into a sub-page; a sub-page that would make the node
+ * larger than node_max becomes a sub-tree.  Like LMDB we never shrink a sub-tree back into
+ * a sub-page, and a key keeps F_DUPDATA while it has at least one value.
+ * Invariants: the main tree's `entries` counts key/value pairs; a sub-page is rebuilt from
+ * a private copy of its values (its bytes live in the leaf we are about to rewrite);
+ * after a put the cursor stands on the pair written.
+ */
+#include <stdlib.h>
+
+#include "core.h"
+
+#define VAL_MAX MDB_MAXKEYSIZE_DEFAULT
+
+/* A private sorted copy of a key's values. */
+typedef struct valset {
+    MDB_val *v;
+    uint8_t *buf;
+    size_t n;
+} valset;
+
+static void valset_free(valset *vs)
+{
+    free(vs->v);
+    free(vs->buf);
+}
+
+/* Copy the values of a sub-page, leaving a hole at index `gap` (or none if gap > n). */
+static int valset_from_subpage(MDB_cursor *x, page *sp, size_t gap, valset *vs)
+{
+    size_t n = PG_NKEYS(sp);
+    vs->v = malloc((n + 1) * sizeof(MDB_val));
+    vs->buf = malloc((n + 1) * VAL_MAX + 1);
+    vs->n = 0;
+    if (!vs->v || !vs->buf)
+        return ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        if (i == gap)
+            vs->n++;
+        MDB_val k;
+        int rc = leaf_key(x, sp, (unsigned)i, &k);
+        if (rc)
+            return rc;
+        if (k.mv_size > VAL_MAX)
+            return CORRUPT_AT(sp->pgno);
+        uint8_t *dst = vs->buf + vs->n * VAL_MAX;
+        memcpy(dst, k.mv_data, k.mv_size);
+        vs->v[vs->n].mv_size = k.mv_size;
+        vs->v[vs->n].mv_data = dst;
+        vs->n++;
+    }
+    if (gap == n)
+        vs->n++;
+    return 0;
+}
+
+static size_t subpage_size(int fixed, size_t ks, const valset *vs)
+{
+    if (fixed)
+        return PAGEHDRSZ + vs->n * ks;
+    size_t sz = PAGEHDRSZ;
+    for (size_t i = 0; i < vs->n; i++)
+        sz += sizeof(indx_t) + EVEN(NODESIZE + vs->v[i].mv_size);
+    return sz;
+}
+
+static void subpage_build(uint8_t *buf, size_t size, pgno_t host, int fixed, size_t ks,
+                          const valset *vs)
+{
+    page *sp = (page *)buf;
+    memset(buf, 0, size);
+    page_init(sp, host, P_LEAF | P_SUBP | P_DIRTY | (fixed ? P_LEAF2 : 0), (unsigned)size);
+    sp->leaf2_ksize = (uint16_t)(fixed ? ks : 0);
+    MDB_val none = {0, NULL};
+    for (size_t i = 0; i < vs->n; i++)
+        page_add_node(sp, (unsigned)i, &vs->v[i], &none, 0, 0, NULL);
+}
+
+static int dcmp_of(MDB_cursor *mc, const MDB_val *a, const MDB_val *b)
+{
+    MDB_cmp_func *f = mc->dbinfo->dcmp ? mc->dbinfo->dcmp : cmp_lex;
+    return f(a, b);
+}
+
+/* The main record's page counters include the pages of its keys' sub-trees. */
+static void count_pages(db_record *main, const db_record *sub, int sign)
+{
+    main->branch_pages += (pgno_t)(sign * (int64_t)sub->branch_pages);
+    main->leaf_pages += (pgno_t)(sign * (int64_t)sub->leaf_pages);
+    main->overflow_pages += (pgno_t)(sign * (int64_t)sub->overflow_pages);
+}
+
+/* Replace the key's node by one holding `vs` (sub-page, or sub-tree if too big). */
+static int store_values(MDB_cursor *mc, const MDB_val *key, valset *vs, int fixed, size_t ks)
+{
+    MDB_env *env = mc->txn->env;
+    size_t size = subpage_size(fixed, ks, vs);
+    int rc;
+    if (NODESIZE + key->mv_size + size <= env->node_max) {
+        uint8_t *buf = malloc(size);
+        if (!buf)
+            return ENOMEM;
+        subpage_build(buf, size, mc->pg[mc->top]->pgno, fixed, ks, vs);
+        MDB_val d = {size, buf};
+        rc = tree_put(mc, key, &d, PUT_DUPDATA);
+        free(buf);
+        return rc;
+    }
+    /* too big for the leaf: the values get a tree of their own */
+    struct xcursor *x = mc->xcursor;
+    memset(&x->db, 0, sizeof(x->db));
+    x->db.root = P_INVALID;
+    if (fixed) {
+        x->db.pad = (uint32_t)ks;
+        x->db.flags = MDB_DUPFIXED | ((mc->db->flags & MDB_INTEGERDUP) ? MDB_INTEGERKEY : 0);
+    }
+    x->mc.inline_root = NULL;
+    x->mc.flags = C_SUB;
+    x->mc.txn = mc->txn;
+    MDB_val none = {0, NULL};
+    for (size_t i = 0; i < vs->n; i++)
+        if ((rc = tree_put(&x->mc, &vs->v[i], &none, MDB_APPEND)) != 0)
+            return rc;
+    db_record rec = x->db;
+    MDB_val d = {sizeof(rec), &rec};
+    count_pages(mc->db, &rec, 1);
+    return tree_put(mc, key, &d, PUT_DUPDATA | PUT_SUBDATA);
+}
+
+/* Write the sub-tree record back into the key's node (main path already dirty). */
+static void store_record(MDB_cursor *mc)
+{
+    node_header *n = PG_NODE(mc->pg[mc->top], mc->ki[mc->top]);
+    memcpy(node_data(n), &mc->xcursor->db, sizeof(db_record));
+    *mc->dbstate |= DBS_DIRTY;
+}
+
+static int reposition(MDB_cursor *mc, const MDB_val *key, const MDB_val *data)
+{
+    MDB_val k = *key, d = *data;
+    return cursor_get(mc, &k, &d, MDB_GET_BOTH);
+}
+
+int dup_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in, unsigned flags)
+{
+    MDB_txn *txn = mc->txn;
+    MDB_env *env = txn->env;
+    struct xcursor *x = mc->xcursor;
+    int fixed = (mc->db->flags & MDB_DUPFIXED) != 0;
+    int rc, exact;
+
+    if (!key_in || !data_in)
+        return EINVAL;
+    if (key_in->mv_size == 0 || key_in->mv_size > env->maxkeysize)
+        return MDB_BAD_VALSIZE;
+    if (data_in->mv_size > env->maxkeysize)
+        return MDB_BAD_VALSIZE;
+    if (flags & MDB_RESERVE)
+        return EINVAL;
+    uint8_t kb[VAL_MAX], db[VAL_MAX];
+    memcpy(kb, key_in->mv_data, key_in->mv_size);
+    memcpy(db, data_in->mv_data, data_in->mv_size);
+    MDB_val key = {key_in->mv_size, kb}, data = {data_in->mv_size, db};
+
+    if (flags & MDB_APPEND) {
+        MDB_val lk, lv;
+        rc = cursor_get(mc, &lk, &lv, MDB_LAST);
+        if (rc == 0) {
+            int c = cursor_cmp(mc)(&key, &lk);
+            if (c < 0 || (c == 0 && !(flags & MDB_APPENDDUP)))
+                return MDB_KEYEXIST;
+        } else if (rc != MDB_NOTFOUND) {
+            return rc;
+        }
+    }
+
+    rc = cursor_seek(mc, &key, &exact);
+    if (rc == MDB_NOTFOUND)
+        exact = 0;
+    else if (rc)
+        return rc;
+    if (!exact) {
+        if ((rc = tree_put(mc, &key, &data, 0)) != 0)
+            return rc;
+        return reposition(mc, &key, &data);
+    }
+    if (flags & MDB_NOOVERWRITE) {
+        MDB_val k = key;
+        if ((rc = cursor_get(mc, &k, data_in, MDB_SET)) != 0)
+            return rc;
+        return MDB_KEYEXIST;
+    }
+    if (flags & MDB_APPENDDUP) {
+        /* values of this key must arrive in order */
+        MDB_val k = key, last;
+        if ((rc = cursor_get(mc, &k, &last, MDB_SET)) != 0 ||
+            (rc = cursor_get(mc, &k, &last, MDB_LAST_DUP)) != 0)
+            return rc;
+        if (dcmp_of(mc, &data, &last) <= 0)
+            return MDB_KEYEXIST;
+        if ((rc = cursor_seek(mc, &key, &exact)) != 0)
+            return rc;
+    }
+    node_header *n;
+    if ((rc = cursor_node(mc, &n)) != 0)
+        return rc;
+
+    if (!(n->flags & F_DUPDATA)) {
+        MDB_val old;
+        if ((rc = node_read(mc, n, &old)) != 0)
+            return rc;
+        if (fixed && old.mv_size != data.mv_size)
+            return MDB_BAD_VALSIZE;
+        int c = dcmp_of(mc, &data, &old);
+        if (c == 0)
+            return (flags & MDB_NODUPDATA) ? MDB_KEYEXIST : reposition(mc, &key, &data);
+        if (data.mv_size == 0 || old.mv_size == 0 || old.mv_size > VAL_MAX)
+            return MDB_BAD_VALSIZE;
+        uint8_t ob[VAL_MAX];
+        memcpy(ob, old.mv_data, old.mv_size);
+        MDB_val two[2];
+        two[c < 0 ? 1 : 0] = (MDB_val){old.mv_size, ob};
+        two[c < 0 ? 0 : 1] = data;
+        valset vs = {two, NULL, 2};
+        if ((rc = store_values(mc, &key, &vs, fixed, data.mv_size)) != 0)
+            return rc;
+        mc->db->entries++;
+        return reposition(mc, &key, &data);
+    }
+
+    if ((rc = xcursor_load(mc, n)) != 0)
+        return rc;
+    if (fixed && x->db.pad && x->db.pad != data.mv_size)
+        return MDB_BAD_VALSIZE;
+    if (data.mv_size == 0)
+        return MDB_BAD_VALSIZE;
+    if (!(n->flags & F_SUBDATA)) {
+        page *sp = x->mc.inline_root;
+        if ((rc = cursor_seek(&x->mc, &data, &exact)) != 0)
+            return rc;
+        if (exact)
+            return (flags & MDB_NODUPDATA) ? MDB_KEYEXIST : reposition(mc, &key, &data);
+        size_t at = x->mc.ki[0];
+        valset vs;
+        if ((rc = valset_from_subpage(&x->mc, sp, at, &vs)) != 0) {
+            valset_free(&vs);
+            return rc;
+        }
+        memcpy(vs.buf + at * VAL_MAX, data.mv_data, data.mv_size);
+        vs.v[at].mv_size = data.mv_size;
+        vs.v[at].mv_data = vs.buf + at * VAL_MAX;
+        rc = store_values(mc, &key, &vs, fixed, data.mv_size);
+        valset_free(&vs);
+        if (rc)
+            return rc;
+        mc->db->entries++;
+        return reposition(mc, &key, &data);
+    }
+
+    /* a sub-tree: insert into it, then rewrite its record in the (now dirty) leaf */
+    if ((rc = cursor_touch(mc)) != 0)
+        return rc;
+    MDB_val none = {0, NULL};
+    db_record before = x->db;
+    rc = tree_put(&x->mc, &data, &none, MDB_NOOVERWRITE);
+    count_pages(mc->db, &before, -1);
+    count_pages(mc->db, &x->db, 1);
+    if (rc == MDB_KEYEXIST)
+        return (flags & MDB_NODUPDATA) ? MDB_KEYEXIST : reposition(mc, &key, &data);
+    if (rc)
+        return rc;
+    store_record(mc);
+    mc->db->entries++;
+    return reposition(mc, &key, &data);
+}
+
+int dup_del(MDB_cursor *mc, const MDB_val *data_in, int from_cursor)
+{
+    struct xcursor *x = mc->xcursor;
+    node_header *n;
+    int rc, exact;
+    if ((rc = cursor_node(mc, &n)) != 0)
+        return rc;
+    uint8_t kb[VAL_MAX], db[VAL_MAX];
+    MDB_val key, data, *dp = NULL;
+    node_key(n, &key);
+    memcpy(kb, key.mv_data, key.mv_size);
+    key.mv_data = kb;
+    if (data_in) {
+        if (data_in->mv_size > VAL_MAX)
+            return MDB_NOTFOUND;
+        memcpy(db, data_in->mv_data, data_in->mv_size);
+        data.mv_size = data_in->mv_size;
+        data.mv_data = db;
+        dp = &data;
+    }
+
+    if (!(n->flags & F_DUPDATA)) {
+        if (dp) {
+            MDB_val old;
+            if ((rc = node_read(mc, n, &old)) != 0)
+                return rc;
+            if (dcmp_of(mc, dp, &old) != 0)
+                return MDB_NOTFOUND;
+        }
+        return tree_del_current(mc, 0);
+    }
+    if ((rc = xcursor_load(mc, n)) != 0)
+        return rc;
+    size_t count = (size_t)x->db.entries;
+    if (!dp) {
+        if (n->flags & F_SUBDATA) {
+            db_record rec = x->db;
+            if ((rc = tree_free_record(mc->txn, &rec)) != 0)
+                return rc;
+            count_pages(mc->db, &rec, -1);
+        }
+        if ((rc = tree_del_current(mc, 1)) != 0)
+            return rc;
+        mc->db->entries -= count - 1;
+        return 0;
+    }
+
+    if ((rc = cursor_seek(&x->mc, dp, &exact)) != 0)
+        return rc == MDB_NOTFOUND ? MDB_NOTFOUND : rc;
+    if (!exact)
+        return MDB_NOTFOUND;
+    if (count <= 1) {
+        if (n->flags & F_SUBDATA) {
+            db_record rec = x->db;
+            if ((rc = tree_free_record(mc->txn, &rec)) != 0)
+                return rc;
+            count_pages(mc->db, &rec, -1);
+        }
+        return tree_del_current(mc, 1);
+    }
+    if (!(n->flags & F_SUBDATA)) {
+        page *sp = x->mc.inline_root;
+        size_t at = x->mc.ki[0];
+        valset vs;
+        if ((rc = valset_from_subpage(&x->mc, sp, (size_t)-1, &vs)) != 0) {
+            valset_free(&vs);
+            return rc;
+        }
+        memmove(&vs.v[at], &vs.v[at + 1], (vs.n - at - 1) * sizeof(MDB_val));
+        vs.n--;
+        int fixed = (sp->flags & P_LEAF2) != 0;
+        rc = store_values(mc, &key, &vs, fixed, sp->leaf2_ksize);
+        valset_free(&vs);
+        if (rc)
+            return rc;
+    } else {
+        if ((rc = cursor_touch(mc)) != 0)
+            return rc;
+        db_record before = x->db;
+        if ((rc = tree_del_current(&x->mc, 1)) != 0)
+            return rc;
+        count_pages(mc->db, &before, -1);
+        count_pages(mc->db, &x->db, 1);
+        store_record(mc);
+    }
+    mc->db->entries--;
+    if (!from_cursor)
+        return 0;
+    /* stand on the value after the deleted one (or the next key), marked C_DEL */
+    if ((rc = cursor_seek(mc, &key, &exact)) != 0 || !exact)
+        return rc ? rc : CORRUPT_AT(mc->pg[mc->top]->pgno);
+    if ((rc = cursor_node(mc, &n)) != 0 || (rc = xcursor_load(mc, n)) != 0)
+        return rc;
+    if ((rc = cursor_seek(&x->mc, dp, &exact)) != 0)
+        return rc;
+    if (x->mc.ki[x->mc.top] >= PG_NKEYS(x->mc.pg[x->mc.top]) &&
+        cursor_sibling(&x->mc, 1) == MDB_NOTFOUND) {
+        /* that was the key's last value: move to the next key */
+        MDB_val k, v;
+        rc = cursor_get(mc, &k, &v, MDB_NEXT_NODUP);
+        if (rc == MDB_NOTFOUND) {
+            mc->flags |= C_EOF;
+            return 0;
+        }
+        if (rc == 0)
+            mc->flags |= C_DEL;
+        return rc;
+    }
+    x->mc.flags |= C_DEL;
+    return 0;
+}
