@@ -23,7 +23,7 @@ def run_impl(impl):
                        text=True, timeout=1500)
     print(r.stdout[-30000:])
     print(r.stderr[-5000:], file=sys.stderr)
-    if r.returncode == 77:
+    if r.returncode == 77 and not compatlib.strict():
         pytest.skip("the lmdb 3.0.0 sdist could not be downloaded and is not cached "
                     "(set MDB_PYLMDB_SDIST=path/to/lmdb-3.0.0.tar.gz)")
     return r

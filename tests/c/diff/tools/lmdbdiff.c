@@ -432,12 +432,19 @@ static void op_cursor(MDB_txn *txn, int writable)
     /* --lmdb0924: on a DUPSORT database, set after a duplicate-level call or a write
      * through the cursor; the next key-level relative move is then replaced (see usage). */
     int dupdirty = 0;
+    /* Set right after a successful duplicate-level read (FIRST_DUP .. NEXT_MULTIPLE).
+     * GET_MULTIPLE is only issued then: LMDB 0.9 (0.9.24 and 0.9.36 alike) answers it from
+     * its duplicate sub-cursor without re-reading the current item, so after a key-level
+     * move onto a key with one value, or after a cursor put, it returns values of an
+     * earlier position -- stale data no other implementation can be asked to reproduce. */
+    int xfresh = 0;
     unsigned nops = 1 + rnd(14);
     for (unsigned i = 0; i < nops; i++) {
         MDB_val k, v;
         unsigned r = rnd(100);
         if (writable && r >= 82) { /* writes through the cursor */
             dupdirty = d->dup;
+            xfresh = 0;
             unsigned w = rnd(100);
             if (w < 35 && (st == CS_POS)) {
                 line_start("c-del");
@@ -562,6 +569,10 @@ static void op_cursor(MDB_txn *txn, int writable)
                 needk = needv = 0;
             }
         }
+        if (op == MDB_GET_MULTIPLE && !xfresh) {
+            op = MDB_FIRST_DUP;
+            name = "FIRST_DUP";
+        }
         if (opt_0924 && d->dup && dupdirty && relative) {
             op = MDB_FIRST;
             name = "FIRST";
@@ -586,6 +597,10 @@ static void op_cursor(MDB_txn *txn, int writable)
             print_cur(rc, NULL, &v); /* SET does not return the key */
         else
             print_cur(rc, &k, &v);
+        xfresh = rc == 0 && (op == MDB_FIRST_DUP || op == MDB_LAST_DUP || op == MDB_NEXT_DUP ||
+                             op == MDB_PREV_DUP || op == MDB_GET_BOTH ||
+                             op == MDB_GET_BOTH_RANGE || op == MDB_GET_MULTIPLE ||
+                             op == MDB_NEXT_MULTIPLE);
         if (rc == 0 && opt_0924 && op == MDB_FIRST_DUP)
             st = CS_UNSET; /* 0.9.24 leaves a stale end-of-dups flag: reposition next */
         else if (rc == 0)
