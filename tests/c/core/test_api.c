@@ -159,7 +159,10 @@ int main(int argc, char **argv)
     const char *d2 = sub(work, "copy");
     mkdir(d2, 0755);
     CHECK(mdb_env_copy(env, d2));
-    EXPECT(mdb_env_copy2(env, d2, MDB_CP_COMPACT), EINVAL);
+    const char *d2c = sub(work, "copy-compact");
+    mkdir(d2c, 0755);
+    CHECK(mdb_env_copy2(env, d2c, MDB_CP_COMPACT));
+    EXPECT(mdb_env_copy2(env, d2c, 0x100), EINVAL);
     mdb_env_close(env);
 
     /* MAP_FULL, poisoned txn, grow the map while open */
