@@ -438,6 +438,12 @@ static void op_cursor(MDB_txn *txn, int writable)
      * move onto a key with one value, or after a cursor put, it returns values of an
      * earlier position -- stale data no other implementation can be asked to reproduce. */
     int xfresh = 0;
+    /* LMDB 0.9 keeps the cursor's end-of-data flag (set by LAST or by NEXT/PREV running off
+     * the end) through mdb_cursor_put and mdb_cursor_del, so that a NEXT after such a write
+     * can give NOTFOUND although an item follows (0.9.24 and 0.9.36 alike).  `eofish`
+     * tracks that flag; after a write made while it is set, relative moves are replaced by
+     * FIRST until an absolute positioning call. */
+    int eofish = 0, stale_eof = 0;
     unsigned nops = 1 + rnd(14);
     for (unsigned i = 0; i < nops; i++) {
         MDB_val k, v;
@@ -445,6 +451,8 @@ static void op_cursor(MDB_txn *txn, int writable)
         if (writable && r >= 82) { /* writes through the cursor */
             dupdirty = d->dup;
             xfresh = 0;
+            if (eofish)
+                stale_eof = 1;
             unsigned w = rnd(100);
             if (w < 35 && (st == CS_POS)) {
                 line_start("c-del");
@@ -569,6 +577,11 @@ static void op_cursor(MDB_txn *txn, int writable)
                 needk = needv = 0;
             }
         }
+        if (stale_eof && relative) {
+            op = MDB_FIRST;
+            name = "FIRST";
+            needk = needv = 0;
+        }
         if (op == MDB_GET_MULTIPLE && !xfresh) {
             op = MDB_FIRST_DUP;
             name = "FIRST_DUP";
@@ -582,6 +595,10 @@ static void op_cursor(MDB_txn *txn, int writable)
             dupdirty = !(op == MDB_FIRST || op == MDB_LAST || op == MDB_SET ||
                          op == MDB_SET_KEY || op == MDB_SET_RANGE || (relative && !dupdirty)) ||
                        op == MDB_NEXT_MULTIPLE;
+        /* the op may have been replaced above: classify it again */
+        absolute = op == MDB_FIRST || op == MDB_LAST || needk;
+        relative = op == MDB_NEXT || op == MDB_PREV || op == MDB_NEXT_NODUP ||
+                   op == MDB_PREV_NODUP || op == MDB_NEXT_MULTIPLE;
         if (needk)
             gen_key(d, &k);
         if (needv)
@@ -597,6 +614,15 @@ static void op_cursor(MDB_txn *txn, int writable)
             print_cur(rc, NULL, &v); /* SET does not return the key */
         else
             print_cur(rc, &k, &v);
+        if (op == MDB_FIRST || op == MDB_LAST || op == MDB_SET || op == MDB_SET_KEY ||
+            op == MDB_SET_RANGE || op == MDB_GET_BOTH || op == MDB_GET_BOTH_RANGE)
+            stale_eof = 0;
+        if (rc == 0 && op == MDB_LAST)
+            eofish = 1;
+        else if (rc == MDB_NOTFOUND && relative)
+            eofish = 1;
+        else if (rc == 0 && (absolute || relative))
+            eofish = 0;
         xfresh = rc == 0 && (op == MDB_FIRST_DUP || op == MDB_LAST_DUP || op == MDB_NEXT_DUP ||
                              op == MDB_PREV_DUP || op == MDB_GET_BOTH ||
                              op == MDB_GET_BOTH_RANGE || op == MDB_GET_MULTIPLE ||
