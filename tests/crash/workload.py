@@ -178,9 +178,10 @@ def run_workload(lib, wdir, steps, flags, names, *, skip_sync=False, setup=None)
                         continue
                     k = key_bytes(db, op[2])
                     if op[0] == "put":
-                        v = value_bytes(si, oi, op[3])
-                        if db == "dups":
-                            v = v[:400]  # a dup item must fit in a node
+                        if db == "dups":  # a dup item is 1..511 bytes (like a key)
+                            v = value_bytes(si, oi, max(1, min(op[3], 400)))
+                        else:
+                            v = value_bytes(si, oi, op[3])
                         t.put(dbis[db], k, v)
                         trial.apply(db, "put", k, v)
                     else:
