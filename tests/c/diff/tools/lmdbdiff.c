@@ -553,7 +553,8 @@ static void op_cursor(MDB_txn *txn, int writable)
         case 17: op = MDB_NEXT; name = "NEXT"; break;
         default:
             if (d->fixed) {
-                op = (st == CS_POS && chance(50)) ? MDB_GET_MULTIPLE : MDB_NEXT_MULTIPLE;
+                op = ((xfresh && chance(70)) || (st == CS_POS && chance(30))) ? MDB_GET_MULTIPLE
+                                                                         : MDB_NEXT_MULTIPLE;
                 name = op == MDB_GET_MULTIPLE ? "GET_MULTIPLE" : "NEXT_MULTIPLE";
             } else {
                 op = MDB_PREV;
