@@ -32,6 +32,7 @@ int mdb_txn_commit(MDB_txn *txn)
         return 0;
     }
     if (txn->flags & (TXN_FINISHED | TXN_ERROR)) {
+        /* (a parent with a live child is committed child first, as in LMDB) */
         txn_abort(txn);
         return MDB_BAD_TXN;
     }

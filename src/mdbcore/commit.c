@@ -78,6 +78,10 @@ int txn_commit(MDB_txn *txn)
 {
     MDB_env *env = txn->env;
     int rc;
+    if (txn->child && (rc = txn_nested_commit(txn->child)) != 0)
+        goto fail;
+    if (txn->parent)
+        return txn_nested_commit(txn);
     if (txn->flags & TXN_RDONLY) {
         txn_finish_commit(txn);
         return 0;

@@ -144,6 +144,12 @@ static inline MDB_cmp_func *cursor_cmp(const MDB_cursor *mc) { return mc->dbinfo
 
 /* ============================== L4: page lifecycle ================================= */
 page *dirty_find(MDB_txn *txn, pgno_t pgno);
+/* The txn's own dirty copy, else the nearest ancestor's (nested txns), else NULL. */
+page *dirty_find_chain(MDB_txn *txn, pgno_t pgno, int *own);
+/* p may be written in place by txn: dirty, and (nested) dirty in txn itself. */
+int page_writable(MDB_txn *txn, const page *p);
+/* Make a private writable copy of page p for txn (copy-on-write); *np gets it. */
+int page_make_writable(MDB_txn *txn, page *p, page **np);
 /* Give a dirty page's memory back (heap copy; nothing under WRITEMAP, where it is the map). */
 void page_release(MDB_env *env, page *p);
 int dirty_add(MDB_txn *txn, page *p);
@@ -195,6 +201,10 @@ int txn_renew(MDB_txn *txn);
 void txn_reset(MDB_txn *txn);
 void txn_abort(MDB_txn *txn);
 int txn_commit(MDB_txn *txn);
+/* Nested txns (txn_nested.c). */
+int txn_nested_begin(MDB_txn *parent, MDB_txn **out);
+int txn_nested_commit(MDB_txn *txn);
+void txn_nested_abort(MDB_txn *txn);
 /* Validate a handle in a txn and refresh its record if stale: 0, EINVAL or MDB_BAD_DBI. */
 int dbi_use(MDB_txn *txn, MDB_dbi dbi);
 int dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out);

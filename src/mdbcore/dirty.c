@@ -43,6 +43,56 @@ page *dirty_find(MDB_txn *txn, pgno_t pgno)
     return NULL;
 }
 
+page *dirty_find_chain(MDB_txn *txn, pgno_t pgno, int *own)
+{
+    *own = 1;
+    for (MDB_txn *t = txn; t; t = t->parent) {
+        page *d = dirty_find(t, pgno);
+        if (d)
+            return d;
+        *own = 0;
+    }
+    return NULL;
+}
+
+int page_writable(MDB_txn *txn, const page *p)
+{
+    if (!(p->flags & P_DIRTY))
+        return 0;
+    return !txn->parent || dirty_find(txn, p->pgno) == p;
+}
+
+int page_make_writable(MDB_txn *txn, page *p, page **out)
+{
+    MDB_env *env = txn->env;
+    page *np;
+    int rc;
+    if (p->flags & P_DIRTY) {
+        /* dirty in an ancestor: shadow it under the same number, the ancestor keeps its
+         * version in case we abort */
+        size_t n = (p->flags & P_OVERFLOW) ? p->u.overflow_pages : 1;
+        if (!(np = malloc(n * env->psize)))
+            return ENOMEM;
+        memcpy(np, p, n * env->psize);
+        if ((rc = dirty_add(txn, np)) != 0) {
+            free(np);
+            return rc;
+        }
+        *out = np;
+        return 0;
+    }
+    if ((rc = page_alloc(txn, 1, 0, &np)) != 0)
+        return rc;
+    pgno_t newpg = np->pgno, oldpg = p->pgno;
+    memcpy(np, p, env->psize);
+    np->pgno = newpg;
+    np->flags |= P_DIRTY;
+    if ((rc = page_free(txn, oldpg, 1)) != 0)
+        return rc;
+    *out = np;
+    return 0;
+}
+
 int dirty_add(MDB_txn *txn, page *p)
 {
     size_t n = DL_COUNT(txn);
@@ -93,9 +143,14 @@ void dirty_release_all(MDB_txn *txn)
 
 int page_free(MDB_txn *txn, pgno_t pgno, unsigned npages)
 {
-    page *d = dirty_find(txn, pgno);
+    int own;
+    page *d = dirty_find_chain(txn, pgno, &own);
     if (!d)
         return idl_append_run(&txn->free_pgs, pgno, npages);
+    if (!own) { /* an ancestor's page: it becomes free only if we commit */
+        int rc = idl_append(&txn->parent_freed, pgno);
+        return rc ? rc : idl_append(&txn->parent_freed, npages);
+    }
     if (npages == 1 && !txn->saving_freelist) {
         d->flags = P_LOOSE | P_DIRTY;
         LOOSE_NEXT(d) = txn->loose_pgs;
@@ -134,24 +189,19 @@ int cursor_touch(MDB_cursor *mc)
 {
     MDB_txn *txn = mc->txn;
     unsigned psize = txn->env->psize;
+    (void)psize;
     for (unsigned i = 0; i < mc->snum; i++) {
         page *p = mc->pg[i];
-        if (p->flags & P_DIRTY)
+        if (page_writable(txn, p) || p == mc->inline_root)
             continue;
         page *np;
-        int rc = page_alloc(txn, 1, 0, &np);
+        int rc = page_make_writable(txn, p, &np);
         if (rc)
             return rc;
-        pgno_t newpg = np->pgno, oldpg = p->pgno;
-        memcpy(np, p, psize);
-        np->pgno = newpg;
-        np->flags |= P_DIRTY;
-        if ((rc = page_free(txn, oldpg, 1)) != 0)
-            return rc;
         if (i == 0)
-            mc->db->root = newpg;
+            mc->db->root = np->pgno;
         else
-            node_set_child(PG_NODE(mc->pg[i - 1], mc->ki[i - 1]), newpg);
+            node_set_child(PG_NODE(mc->pg[i - 1], mc->ki[i - 1]), np->pgno);
         mc->pg[i] = np;
     }
     *mc->dbstate |= DBS_DIRTY;

@@ -86,6 +86,7 @@ struct MDB_txn {
     int saving_freelist;  /* commit is writing FREE_DBI: freed dirty pages bypass loose (freelist.c) */
     int owns_slot;        /* read txn: slot is per-txn (NOTLS) and released with the txn (txn.c) */
     pgno_t first_new;     /* next_pgno at begin: pages >= this were never on disk (alloc.c) */
+    pgno_list parent_freed; /* nested txn: pages dirty in an ancestor that this txn freed */
 };
 
 /* ---- cursor ---- */

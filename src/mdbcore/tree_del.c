@@ -37,17 +37,11 @@ static int touch_child(MDB_txn *txn, page *parent, unsigned idx, page **out)
     int rc = page_get(txn, node_child(n), &c);
     if (rc)
         return rc;
-    if (!(c->flags & P_DIRTY)) {
+    if (!page_writable(txn, c)) {
         page *np;
-        if ((rc = page_alloc(txn, 1, 0, &np)) != 0)
+        if ((rc = page_make_writable(txn, c, &np)) != 0)
             return rc;
-        pgno_t newpg = np->pgno, oldpg = c->pgno;
-        memcpy(np, c, txn->env->psize);
-        np->pgno = newpg;
-        np->flags |= P_DIRTY;
-        if ((rc = page_free(txn, oldpg, 1)) != 0)
-            return rc;
-        node_set_child(n, newpg);
+        node_set_child(n, np->pgno);
         c = np;
     }
     *out = c;

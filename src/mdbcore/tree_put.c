@@ -170,7 +170,7 @@ int tree_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data, unsigned flag
             if ((rc = page_get(txn, ov, &op)) != 0)
                 goto done;
             size_t need = OVERFLOW_PAGES(psize, data->mv_size);
-            if (big && (op->flags & P_DIRTY) && op->u.overflow_pages == need) {
+            if (big && page_writable(txn, op) && op->u.overflow_pages == need) {
                 /* a run of this txn of the right length: rewrite it where it is */
                 dst = (uint8_t *)op + PAGEHDRSZ;
                 if (src.mv_data)

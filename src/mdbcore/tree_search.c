@@ -13,7 +13,8 @@ int page_get(MDB_txn *txn, pgno_t pgno, page **out)
 {
     MDB_env *env = txn->env;
     if (!(txn->flags & TXN_RDONLY)) {
-        page *d = dirty_find(txn, pgno);
+        int own;
+        page *d = dirty_find_chain(txn, pgno, &own);
         if (d) {
             *out = d;
             return 0;

@@ -201,8 +201,8 @@ int txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **out)
     if (env->flags & ENV_FATAL)
         return MDB_PANIC;
     int rdonly = (flags & MDB_RDONLY) != 0;
-    if (parent) /* nested transactions arrive with issue 3 */
-        return (parent->flags & TXN_RDONLY) ? EINVAL : MDB_INCOMPATIBLE;
+    if (parent)
+        return rdonly ? EINVAL : txn_nested_begin(parent, out);
     if (!rdonly && (env->flags & MDB_RDONLY))
         return EACCES;
     size_t n = env->maxdbs;
@@ -275,6 +275,12 @@ void txn_reset(MDB_txn *txn)
 
 void txn_abort(MDB_txn *txn)
 {
+    if (txn->parent) {
+        txn_nested_abort(txn);
+        return;
+    }
+    if (txn->child)
+        txn_nested_abort(txn->child);
     if (!(txn->flags & TXN_FINISHED))
         dbis_settle(txn, 0);
     txn_end(txn, 1);

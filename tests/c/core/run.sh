@@ -23,7 +23,7 @@ else
   CFLAGS="-O1 -g -Wall -Wextra -Isrc/mdbcore"
   LIBS="build/libmdbcore.a -pthread"
 fi
-for t in test_btree test_cursors test_api test_steady test_gen_writer test_corrupt test_dead_writer test_ioerr test_threads dump_tool; do
+for t in test_btree test_cursors test_api test_steady test_gen_writer test_corrupt test_dead_writer test_ioerr test_threads test_nested dump_tool; do
   cc $CFLAGS -o "$OUT/$t" "tests/c/core/$t.c" $LIBS
 done
 OPS=30000; SEEDS="1 2 3 4"
@@ -41,6 +41,7 @@ done
 "$OUT/test_dead_writer" "$WORK/dead"
 "$OUT/test_ioerr" "$WORK/ioerr"
 "$OUT/test_threads" "$WORK/threads"
+"$OUT/test_nested" "$WORK/nested" 1 $((OPS / 100))
 "$OUT/test_threads" "$WORK/threads-notls" notls
 "$OUT/test_steady" "$WORK/steady" 5000 nosync
 "$OUT/test_corrupt" "$WORK/cur/data.mdb" "$WORK/corrupt" 500 1

@@ -1,0 +1,207 @@
+/*
+ * txn_nested.c -- child write transactions (layer L6).
+ *
+ * A child starts from copies of its parent's state (database records, next_pgno, the
+ * reclaimed free pages) and an empty dirty list.  Reads look through the child's dirty
+ * pages, then each ancestor's, then the map (page_get).  The first write to a page that an
+ * ancestor has dirty makes a private copy under the same page number, so the ancestor's
+ * version survives an abort.  Pages the child frees that an ancestor had dirty are only
+ * noted (parent_freed); they become reusable in the parent when the child commits.
+ *   commit: the child's dirty pages replace or join the parent's, its free lists, loose
+ *           pages, allocation state and records become the parent's; handles opened in it
+ *           stay open.
+ *   abort:  the child's pages are dropped; the parent is exactly as before.
+ * Either way the parent's cursors are put back on their items (cursor_track.c), and the
+ * parent is blocked (TXN_HAS_CHILD) while the child lives.  Not with WRITEMAP (EINVAL).
+ */
+#include <stdlib.h>
+
+#include "core.h"
+
+static void parent_cursors_save(MDB_txn *p)
+{
+    for (MDB_dbi i = 0; i < p->numdbs; i++)
+        for (MDB_cursor *c = p->cursors[i]; c; c = c->next)
+            track_save_one(c);
+}
+
+static void parent_cursors_restore(MDB_txn *p)
+{
+    for (MDB_dbi i = 0; i < p->numdbs; i++)
+        for (MDB_cursor *c = p->cursors[i]; c; c = c->next)
+            track_restore_one(c);
+}
+
+static pgno_list idl_copy(pgno_list src)
+{
+    pgno_list l = idl_alloc(src[0] + 16);
+    if (l) {
+        memcpy(l + 1, src + 1, src[0] * sizeof(pgno_t));
+        l[0] = src[0];
+    }
+    return l;
+}
+
+static void child_free(MDB_txn *t)
+{
+    if (t->cursors) {
+        for (MDB_dbi i = 0; i < t->env->maxdbs; i++) {
+            MDB_cursor *c = t->cursors[i];
+            while (c) {
+                MDB_cursor *next = c->next;
+                free(c->trk_key);
+                free(c);
+                c = next;
+            }
+        }
+    }
+    free(t->dirty);
+    idl_free(t->free_pgs);
+    idl_free(t->reclaimed);
+    idl_free(t->parent_freed);
+    free(t->cursors);
+    free(t);
+}
+
+int txn_nested_begin(MDB_txn *parent, MDB_txn **out)
+{
+    MDB_env *env = parent->env;
+    if (parent->flags & TXN_RDONLY)
+        return EINVAL;
+    if (env->flags & MDB_WRITEMAP)
+        return EINVAL; /* pages change in place: nothing to roll back to */
+    if (parent->flags & TXN_BLOCKED)
+        return MDB_BAD_TXN;
+    size_t n = env->maxdbs;
+    MDB_txn *t = calloc(1, sizeof(*t) + n * (sizeof(db_record) + sizeof(unsigned) + 1));
+    if (!t)
+        return ENOMEM;
+    t->dbs = (db_record *)(t + 1);
+    t->dbseq = (unsigned *)(t->dbs + n);
+    t->dbstate = (uint8_t *)(t->dbseq + n);
+    t->env = env;
+    t->parent = parent;
+    t->dbinfo = env->dbinfo;
+    t->dirty_cap = 256;
+    t->dirty = malloc(t->dirty_cap * sizeof(dirty_entry));
+    t->free_pgs = idl_alloc(64);
+    t->parent_freed = idl_alloc(16);
+    t->reclaimed = idl_copy(parent->reclaimed);
+    t->cursors = calloc(n, sizeof(MDB_cursor *));
+    if (!t->dirty || !t->free_pgs || !t->parent_freed || !t->reclaimed || !t->cursors) {
+        child_free(t);
+        return ENOMEM;
+    }
+    t->dirty[0].pgno = 0;
+    t->txnid = parent->txnid;
+    t->next_pgno = parent->next_pgno;
+    t->first_new = parent->first_new;
+    t->pglast = parent->pglast;
+    t->oldest = parent->oldest;
+    t->numdbs = parent->numdbs;
+    memcpy(t->dbs, parent->dbs, n * sizeof(db_record));
+    memcpy(t->dbseq, parent->dbseq, n * sizeof(unsigned));
+    for (MDB_dbi i = 0; i < n; i++)
+        t->dbstate[i] = parent->dbstate[i] & ~(DBS_NEW | DBS_DIRTY);
+    parent_cursors_save(parent);
+    parent->child = t;
+    parent->flags |= TXN_HAS_CHILD;
+    *out = t;
+    return 0;
+}
+
+static void detach(MDB_txn *t)
+{
+    MDB_txn *p = t->parent;
+    p->child = NULL;
+    p->flags &= ~TXN_HAS_CHILD;
+    parent_cursors_restore(p);
+}
+
+void txn_nested_abort(MDB_txn *t)
+{
+    if (t->child)
+        txn_nested_abort(t->child);
+    MDB_env *env = t->env;
+    /* handles first opened in the child are forgotten with it */
+    pthread_mutex_lock(&env->dbi_mutex);
+    for (MDB_dbi i = CORE_DBS; i < t->numdbs; i++) {
+        if ((t->dbstate[i] & DBS_NEW) && !(i < t->parent->numdbs && (t->parent->dbstate[i] & DBS_VALID)) &&
+            env->dbseq[i] == t->dbseq[i]) {
+            free(env->dbinfo[i].name.mv_data);
+            memset(&env->dbinfo[i], 0, sizeof(env->dbinfo[i]));
+            env->dbseq[i]++;
+        }
+    }
+    pthread_mutex_unlock(&env->dbi_mutex);
+    dirty_release_all(t);
+    detach(t);
+    child_free(t);
+}
+
+int txn_nested_commit(MDB_txn *t)
+{
+    MDB_txn *p = t->parent;
+    int rc = 0;
+    if (t->child)
+        txn_nested_abort(t->child);
+    /* 1. our dirty pages replace the parent's copies or join its list */
+    size_t n = t->dirty[0].pgno;
+    for (size_t i = 1; i <= n && !rc; i++) {
+        page *mine = t->dirty[i].pg;
+        page *old = dirty_find(p, t->dirty[i].pgno);
+        if (old) {
+            dirty_drop(p, t->dirty[i].pgno);
+            page_release(t->env, old);
+        }
+        rc = dirty_add(p, mine);
+    }
+    if (rc) {
+        /* the parent already owns part of our pages: it can only be aborted now */
+        p->flags |= TXN_ERROR;
+        t->dirty[0].pgno = 0;
+        detach(t);
+        child_free(t);
+        return rc;
+    }
+    t->dirty[0].pgno = 0; /* now the parent's */
+    /* 2. loose pages travel with their dirty entries; relink them in the parent */
+    for (page *lp = t->loose_pgs; lp;) {
+        page *next = *(page **)((uint8_t *)lp + PAGEHDRSZ);
+        *(page **)((uint8_t *)lp + PAGEHDRSZ) = p->loose_pgs;
+        p->loose_pgs = lp;
+        p->loose_count++;
+        lp = next;
+    }
+    /* 3. free lists and allocation state */
+    for (size_t i = 1; !rc && i <= t->free_pgs[0]; i++)
+        rc = idl_append(&p->free_pgs, t->free_pgs[i]);
+    if (!rc) {
+        idl_free(p->reclaimed);
+        p->reclaimed = t->reclaimed;
+        t->reclaimed = NULL;
+        /* (pgno, npages) pairs of ancestor-dirty pages we freed: free them in the parent
+         * (after taking over our reclaimed list, which freed runs join) */
+        for (size_t i = 1; !rc && i + 1 <= t->parent_freed[0]; i += 2)
+            rc = page_free(p, t->parent_freed[i], (unsigned)t->parent_freed[i + 1]);
+        p->pglast = t->pglast;
+        p->oldest = t->oldest;
+        p->next_pgno = t->next_pgno;
+        /* 4. records, handle state */
+        memcpy(p->dbs, t->dbs, t->env->maxdbs * sizeof(db_record));
+        for (MDB_dbi i = 0; i < t->numdbs; i++) {
+            uint8_t keep = p->dbstate[i] & (DBS_NEW | DBS_DIRTY);
+            p->dbstate[i] = t->dbstate[i] | keep;
+            p->dbseq[i] = t->dbseq[i];
+        }
+        if (t->numdbs > p->numdbs)
+            p->numdbs = t->numdbs;
+        if (t->flags & TXN_DIRTY)
+            p->flags |= TXN_DIRTY;
+    } else {
+        p->flags |= TXN_ERROR;
+    }
+    detach(t);
+    child_free(t);
+    return rc;
+}
