@@ -111,7 +111,10 @@ int main(int argc, char **argv)
     EXPECT(mdb_cursor_count(c, &(size_t){0}), MDB_INCOMPATIBLE);
     MDB_dbi dd;
     CHECK(mdb_dbi_open(txn, "dups", MDB_CREATE | MDB_DUPSORT, &dd));
-    EXPECT(mdb_txn_begin(env, txn, 0, &rtxn), MDB_INCOMPATIBLE);
+    CHECK(mdb_txn_begin(env, txn, 0, &rtxn)); /* nested */
+    EXPECT(mdb_put(txn, dbi, &k, &v, 0), MDB_BAD_TXN); /* parent blocked meanwhile */
+    mdb_txn_abort(rtxn);
+    EXPECT(mdb_txn_begin(env, txn, MDB_RDONLY, &rtxn), EINVAL);
     CHECK(mdb_txn_commit(txn));
     CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
     k = V("r");
