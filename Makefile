@@ -222,6 +222,8 @@ pytest: | impl-ready
 	PYTHON=$(PYTHON) tests/support/run_pytest.sh tests/cli $(RESULTS) --needs-mdb || rc=1; \
 	PYTHON=$(PYTHON) tests/support/run_pytest.sh tests/property $(RESULTS) --needs-mdb || rc=1; \
 	PYTHON=$(PYTHON) tests/support/run_pytest.sh tests/crash $(RESULTS) || rc=1; \
+	PYTHON=$(PYTHON) tests/support/run_pytest.sh tests/compat $(RESULTS) || rc=1; \
+	PYTHON=$(PYTHON) tests/support/run_pytest.sh tests/slapd $(RESULTS) || rc=1; \
 	exit $$rc
 
 # The demo, then Debian's mdb_stat (real LMDB 0.9.24, statically linked) on the same file.
@@ -272,3 +274,22 @@ asan-run:
 	$(MAKE) --no-print-directory ctest || rc=1; \
 	echo "==================== asan recap (LMDB_IMPL=$(LMDB_IMPL)) ===================="; \
 	cat $(RESULTS); exit $$rc
+
+# ======================================================================================
+# Compatibility harnesses and the many-databases benchmark (tests/compat, tests/slapd,
+# tests/c/diff, bench/many_dbs.c; docs/compat.md)
+# ======================================================================================
+# `make test` (through `make pytest`) runs tests/compat and tests/slapd in their everyday
+# mode: self-tests on Debian's liblmdb / stock slapd must pass; on our library the
+# implemented subset must pass, and the parts needing a feature our library reports
+# missing (MDB_INCOMPATIBLE for DUPSORT or nested txns) are skipped, naming it.
+# `make test-compat` runs the same suites against our library with nothing skipped or
+# excused for a missing feature (MDB_COMPAT_STRICT=1): it fails until they all land.
+# `make bench-many-dbs` is a benchmark (prints a table, never part of `make test`);
+# BENCH_ARGS passes options, e.g. BENCH_ARGS="--rounds 1 --scale 0.1".
+.PHONY: test-compat bench-many-dbs
+test-compat: lib
+	MDB_COMPAT_STRICT=1 $(PYTHON) -m pytest tests/compat tests/slapd -q -rfEs -p no:cacheprovider
+
+bench-many-dbs: lib
+	$(PYTHON) bench/run_many_dbs.py $(BENCH_ARGS)
