@@ -96,10 +96,12 @@ int cursor_do(CursorObject *self, MDB_cursor_op op, MDB_val *k, MDB_val *v)
         self->val = vv;
         return 1;
     }
-    self->positioned = 0;
-    self->key.mv_size = self->val.mv_size = 0;
-    if (rc == MDB_NOTFOUND || (rc == EINVAL && op != MDB_GET_CURRENT))
+    if (rc == MDB_NOTFOUND) {
+        self->positioned = 0;
+        self->key.mv_size = self->val.mv_size = 0;
         return 0;
+    }
+    /* other errors (bad argument sizes...) leave the position as it was */
     err_set("mdb_cursor_get", rc);
     return -1;
 }
@@ -309,6 +311,7 @@ typedef struct {
     GmRec *recs;
     size_t n, cap;
     int rc;          /* engine error, or ENOMEM */
+    int last_found;  /* the last cursor op found a record */
 } GmOut;
 
 static int gm_push(GmOut *o, const MDB_val *k, const MDB_val *v)
@@ -342,7 +345,8 @@ static void gm_scan(MDB_cursor *mc, const MDB_val *keys, size_t nkeys, int dupda
                 break;
             rc = mdb_cursor_get(mc, &k, &v, MDB_NEXT_DUP);
         }
-        if (rc && rc != MDB_NOTFOUND && !(rc == MDB_BAD_VALSIZE && k.mv_size == 0)) {
+        o->last_found = rc == 0;
+        if (rc && rc != MDB_NOTFOUND) {
             o->rc = rc;
             return;
         }
@@ -403,7 +407,7 @@ static PyObject *cur_getmulti(CursorObject *self, FASTARGS)
     Py_ssize_t nkeys = PySequence_Fast_GET_SIZE(seq);
     InBuf *bufs = PyMem_Calloc((size_t)nkeys + 1, sizeof *bufs);
     MDB_val *kv = PyMem_Calloc((size_t)nkeys + 1, sizeof *kv);
-    GmOut o = {NULL, 0, 0, 0};
+    GmOut o = {NULL, 0, 0, 0, 0};
     PyObject *out = NULL;
     Py_ssize_t got = 0;
     if (!bufs || !kv) {
@@ -421,7 +425,11 @@ static PyObject *cur_getmulti(CursorObject *self, FASTARGS)
         MDB_UNLOCKED(txn->env, gm_scan(mc, kv, (size_t)nkeys, dupdata, &o));
         txn_busy(txn, -1);
     }
-    self->positioned = 0; /* the pass moved the cursor */
+    if (nkeys > 0) { /* the pass moved the cursor: it rests on the last lookup */
+        self->positioned = o.last_found;
+        if (self->positioned)
+            cursor_refresh(self);
+    }
     if (o.rc == ENOMEM) {
         PyErr_NoMemory();
         goto done;
@@ -748,7 +756,8 @@ static PyObject *cur_iternext(CursorObject *self, FASTARGS)
 }
 static PyObject *cur_iternext_dup(CursorObject *self, FASTARGS)
 {
-    return make_iter(self, args, nargs, kwnames, "iternext_dup", MDB_FIRST, MDB_NEXT_DUP, 0, 1);
+    return make_iter(self, args, nargs, kwnames, "iternext_dup", MDB_GET_CURRENT, MDB_NEXT_DUP, 0,
+                     1);
 }
 static PyObject *cur_iternext_nodup(CursorObject *self, FASTARGS)
 {
@@ -761,7 +770,8 @@ static PyObject *cur_iterprev(CursorObject *self, FASTARGS)
 }
 static PyObject *cur_iterprev_dup(CursorObject *self, FASTARGS)
 {
-    return make_iter(self, args, nargs, kwnames, "iterprev_dup", MDB_LAST, MDB_PREV_DUP, 0, 1);
+    return make_iter(self, args, nargs, kwnames, "iterprev_dup", MDB_GET_CURRENT, MDB_PREV_DUP, 0,
+                     1);
 }
 static PyObject *cur_iterprev_nodup(CursorObject *self, FASTARGS)
 {

@@ -2,7 +2,8 @@
  * iter.c -- the iterator returned by Cursor.iternext() and friends.
  *
  * The first step yields the cursor's current record, or positions it with
- * start_op (first/last) if it is unpositioned; every later step runs op
+ * start_op (first/last) if it is unpositioned (the _dup iterators, whose
+ * start_op is MDB_GET_CURRENT, yield nothing then); every later step runs op
  * (next, prev, next_dup, ...).  The iterator stops when the step fails and
  * raises mdb.Error if its cursor died meanwhile.
  */
@@ -47,6 +48,8 @@ static PyObject *iter_next(IterObject *self)
             } else {
                 c->positioned = 0;
             }
+        } else if (self->start_op == MDB_GET_CURRENT) {
+            r = 0; /* the _dup iterators need a current key */
         } else {
             r = cursor_do(c, self->start_op, NULL, NULL);
         }

@@ -1247,9 +1247,10 @@ class Cursor:
         if rc == 0:
             self._positioned = True
             return True
-        self._positioned = False
-        if rc == lib.MDB_NOTFOUND or (rc == _EINVAL and op != lib.MDB_GET_CURRENT):
+        if rc == lib.MDB_NOTFOUND:
+            self._positioned = False
             return False
+        # other errors (bad argument sizes...) leave the position as it was
         _raise("mdb_cursor_get", rc)
         return False
 
@@ -1546,7 +1547,7 @@ class Cursor:
 
     def iternext_dup(self, keys: bool = False, values: bool = True) -> Iterator[Any]:
         """Forward iterator over the values of the current key."""
-        return self._iter(lib.MDB_FIRST, lib.MDB_NEXT_DUP, keys, values)
+        return self._iter(lib.MDB_GET_CURRENT, lib.MDB_NEXT_DUP, keys, values)
 
     def iternext_nodup(self, keys: bool = True, values: bool = False) -> Iterator[Any]:
         """Forward iterator over distinct keys."""
@@ -1558,7 +1559,7 @@ class Cursor:
 
     def iterprev_dup(self, keys: bool = False, values: bool = True) -> Iterator[Any]:
         """Backward iterator over the values of the current key."""
-        return self._iter(lib.MDB_LAST, lib.MDB_PREV_DUP, keys, values)
+        return self._iter(lib.MDB_GET_CURRENT, lib.MDB_PREV_DUP, keys, values)
 
     def iterprev_nodup(self, keys: bool = True, values: bool = False) -> Iterator[Any]:
         """Backward iterator over distinct keys."""
@@ -1581,7 +1582,12 @@ class Cursor:
 def _iterate(cur: Cursor, start: int, op: int, keys: bool, values: bool) -> Iterator[Any]:
     cur._enter()
     try:
-        ok = cur._refresh() if cur._positioned else cur._do(start)
+        if cur._positioned:
+            ok = cur._refresh()
+        elif start == lib.MDB_GET_CURRENT:  # the _dup iterators need a current key
+            ok = False
+        else:
+            ok = cur._do(start)
         item = cur._item(keys, values) if ok else None
     finally:
         cur._leave()
