@@ -130,6 +130,26 @@ def ours_available():
     return None
 
 
+# Known bugs of our library that these harnesses found, still open.  A test that hits one
+# is marked xfail (not strict: once fixed it shows as XPASS, and the entry goes) except in
+# strict mode, where it fails.  Each text says what LMDB does and what ours does.
+KNOWN_BUGS = {
+    "dup-equal-replace":
+        "DUPSORT with a dupsort function (mdb_set_dupsort): writing a value that compares "
+        "equal to a stored duplicate but has other bytes -- mdb_cursor_put(MDB_CURRENT), "
+        "or mdb_put(0) onto a key's only value -- replaces the stored bytes in LMDB; ours "
+        "returns 0 and keeps the old bytes (tests/slapd/tools/current_dup_repro.c).  "
+        "back-mdb's dn2i relies on it: slapadd fails with 'dn2id_add failed: MDB_NOTFOUND'",
+}
+
+
+def xfail_known(bug):
+    """pytest.xfail marker for an open bug of ours (none in strict mode)."""
+    import pytest
+    return pytest.mark.xfail(condition=not strict(), reason="known bug of ours: " +
+                             KNOWN_BUGS[bug], strict=False)
+
+
 def run(cmd, **kw):
     kw.setdefault("capture_output", True)
     kw.setdefault("text", True)

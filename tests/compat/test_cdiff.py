@@ -4,7 +4,9 @@
   txns) is deterministic and every file it writes passes `mdb_stat -efa` and mdbcheck.
 * The harness can fail: two different seeds give different transcripts.
 * Ours against Debian's: the implemented subset (--no-dupsort --no-nested) must match for
-  50 seeds; the parts that need DUPSORT or nested transactions are skipped, naming the
+  50 seeds; so must the DUPSORT and nested parts once the probe finds them, each on its
+  own and together (the DUPSORT DB with our own dupsort function is a separate test while
+  compatlib.KNOWN_BUGS lists a bug there); the parts that need DUPSORT or nested transactions are skipped, naming the
   missing feature, while our library reports it lacks them (MDB_INCOMPATIBLE), and run
   automatically once it does not.
 """
@@ -66,11 +68,19 @@ def test_ours_nested_matches_debian():
 
 def test_ours_dupsort_matches_debian():
     need_ours("dupsort")
-    r = rundiff("--test", "ours", "--ref", "system", "--no-nested")
+    r = rundiff("--test", "ours", "--ref", "system", "--no-nested", "--no-custdup")
     assert r.returncode == 0, r.stdout[-5000:]
 
 
 def test_ours_full_workload_matches_debian():
+    """Everything except the DUPSORT DB with a dupsort function of ours (next test)."""
+    need_ours("dupsort", "nested")
+    r = rundiff("--test", "ours", "--ref", "system", "--no-custdup")
+    assert r.returncode == 0, r.stdout[-5000:]
+
+
+@compatlib.xfail_known("dup-equal-replace")
+def test_ours_custom_dupsort_function_matches_debian():
     need_ours("dupsort", "nested")
     r = rundiff("--test", "ours", "--ref", "system")
     assert r.returncode == 0, r.stdout[-5000:]

@@ -4,7 +4,8 @@ through two LMDB implementations, transcripts compared seed by seed, and every e
 written checked by real LMDB's `mdb_stat -efa` and by our structural checker (mdbcheck).
 
     rundiff.py [--test ours|system|src:DIR] [--ref system|src:DIR] [--seeds N] [--first S]
-               [--txns N] [--no-dupsort] [--no-nested] [--no-0924] [--layout] [--keep DIR]
+               [--txns N] [--no-dupsort] [--no-nested] [--no-custdup] [--no-0924] [--layout]
+               [--keep DIR]
 
 Implementations:
   system   Debian's lmdb.h + liblmdb.so.0 (LMDB 0.9.24), the default reference
@@ -102,6 +103,8 @@ def main():
     ap.add_argument("--txns", type=int, default=60)
     ap.add_argument("--no-dupsort", action="store_true")
     ap.add_argument("--no-nested", action="store_true")
+    ap.add_argument("--no-custdup", action="store_true",
+                    help="leave out the DUPSORT DB with a dupsort function of ours")
     ap.add_argument("--no-0924", action="store_true",
                     help="do not steer clear of LMDB 0.9.24's cursor bugs")
     ap.add_argument("--layout", action="store_true",
@@ -118,6 +121,8 @@ def main():
         wargs.append("--no-dupsort")
     if a.no_nested:
         wargs.append("--no-nested")
+    if a.no_custdup:
+        wargs.append("--no-custdup")
     if not a.no_0924:
         wargs.append("--lmdb0924")
     if a.layout:

@@ -6,12 +6,16 @@
  * our build/include/lmdb.h + build/compat/liblmdb.so.0.  For a given seed and feature set
  * the two transcripts must be identical (tests/c/diff/rundiff.py compares them).
  *
- *   lmdbdiff [--seed N] [--txns N] [--no-dupsort] [--no-nested] [--layout] DIR
+ *   lmdbdiff [--seed N] [--txns N] [--no-dupsort] [--no-nested] [--layout] [--lmdb0924]
+ *            [--no-custdup] DIR
  *
  *   --seed N       PRNG seed (default 1)
  *   --txns N       number of top-level write transactions (default 60)
  *   --no-dupsort   leave out the DUPSORT / DUPFIXED / INTEGERDUP / REVERSEDUP databases
  *   --no-nested    never begin a child transaction
+ *   --no-custdup   leave out "custdup", the DUPSORT database with our own dupsort function
+ *                  (mdb_set_dupsort), where MDB_CURRENT and plain puts replace the bytes of
+ *                  a duplicate that compares equal (what back-mdb's dn2i relies on)
  *   --layout       also print depth and page counts per database at the end (these depend
  *                  on the page-split policy, so they are not part of the default transcript)
  *   --lmdb0924     steer clear of cursor bugs of LMDB 0.9.24 (Debian 12's liblmdb), fixed in
@@ -104,9 +108,10 @@ static void fatal(const char *what, int rc)
 }
 
 /* ------------------------------------------------------------------ databases */
-enum kind { K_PLAIN, K_INTKEY, K_REVKEY, K_DUPS, K_DUPFIXED, K_INTDUP, K_REVDUP, K_NKINDS };
+enum kind { K_PLAIN, K_INTKEY, K_REVKEY, K_DUPS, K_DUPFIXED, K_INTDUP, K_REVDUP, K_CUSTDUP,
+            K_NKINDS };
 static const char *const kind_name[K_NKINDS] = {"plain", "intkey", "revkey", "dups",
-                                                "dupfixed", "intdup", "revdup"};
+                                                "dupfixed", "intdup", "revdup", "custdup"};
 static const unsigned kind_flags[K_NKINDS] = {
     0,
     MDB_INTEGERKEY,
@@ -115,7 +120,20 @@ static const unsigned kind_flags[K_NKINDS] = {
     MDB_DUPSORT | MDB_DUPFIXED,
     MDB_DUPSORT | MDB_DUPFIXED | MDB_INTEGERDUP | MDB_INTEGERKEY,
     MDB_DUPSORT | MDB_REVERSEDUP,
+    MDB_DUPSORT, /* with a dupsort function of ours (mdb_set_dupsort), as back-mdb's dn2i */
 };
+
+/* custdup's duplicate order: the first 6 bytes only ("d%05u"); the 4 bytes after them
+ * are payload, so two values with the same head are the same duplicate (back-mdb keeps a
+ * counter behind the compared part of its dn2i values and updates it with MDB_CURRENT). */
+static int cmp_head6(const MDB_val *a, const MDB_val *b)
+{
+    size_t n = a->mv_size < b->mv_size ? a->mv_size : b->mv_size;
+    int r = memcmp(a->mv_data, b->mv_data, n < 6 ? n : 6);
+    if (r || n >= 6)
+        return r;
+    return (a->mv_size > b->mv_size) - (a->mv_size < b->mv_size);
+}
 
 struct db {
     enum kind kind;
@@ -126,7 +144,7 @@ struct db {
 static struct db dbs[K_NKINDS];
 static int ndbs;
 static MDB_env *env;
-static int opt_dupsort = 1, opt_nested = 1, opt_layout, opt_0924;
+static int opt_dupsort = 1, opt_nested = 1, opt_layout, opt_0924, opt_custdup = 1;
 
 /* Buffers for generated keys and values (one key and one value alive at a time). */
 static unsigned char kbuf[600], vbuf[12000];
@@ -149,6 +167,7 @@ static void gen_key(const struct db *d, MDB_val *k)
     case K_DUPS:
     case K_DUPFIXED:
     case K_REVDUP:
+    case K_CUSTDUP:
         k->mv_size = (size_t)snprintf((char *)kbuf, sizeof kbuf, "g%03u", rnd(40));
         k->mv_data = kbuf;
         return;
@@ -186,6 +205,11 @@ static void gen_val_into(const struct db *d, MDB_val *v, unsigned char *buf)
         kint64 = tag;
         memcpy(buf, &kint64, 8);
         v->mv_size = 8;
+        break;
+    case K_CUSTDUP: /* 6 compared bytes (few distinct ones) + 4 bytes of payload */
+        snprintf((char *)buf, 8, "d%05u", tag % 300);
+        fill(buf + 6, 4, (unsigned)rnd(1u << 20));
+        v->mv_size = 10;
         break;
     case K_DUPS:
     case K_REVDUP: {
@@ -432,7 +456,7 @@ static void op_cursor(MDB_txn *txn, int writable)
     /* --lmdb0924: on a DUPSORT database, set after a duplicate-level call or a write
      * through the cursor; the next key-level relative move is then replaced (see usage). */
     int dupdirty = 0;
-    /* Set right after a successful duplicate-level read (FIRST_DUP .. NEXT_MULTIPLE).
+    /* Set right after a successful NEXT_DUP, PREV_DUP or NEXT_MULTIPLE.
      * GET_MULTIPLE is only issued then: LMDB 0.9 (0.9.24 and 0.9.36 alike) answers it from
      * its duplicate sub-cursor without re-reading the current item, so after a key-level
      * move onto a key with one value, or after a cursor put, it returns values of an
@@ -460,10 +484,14 @@ static void op_cursor(MDB_txn *txn, int writable)
                 rc = mdb_cursor_del(c, fl);
                 printf(" fl=%x rc=%d\n", fl, rc);
                 st = rc ? CS_UNSET : CS_DELETED;
-            } else if (w < 50 && st == CS_POS && !d->dup) {
-                /* replace the current value (any size: non-DUPSORT) */
+            } else if (w < 50 && st == CS_POS && (!d->dup || d->kind == K_CUSTDUP)) {
+                /* replace the current value: any size in a non-DUPSORT DB; in custdup a
+                 * value equal under its dupsort function (same head, new payload) */
+                MDB_val cur;
                 gen_val(d, &v);
-                rc = mdb_cursor_get(c, &k, NULL, MDB_GET_CURRENT);
+                rc = mdb_cursor_get(c, &k, &cur, MDB_GET_CURRENT);
+                if (rc == 0 && d->kind == K_CUSTDUP && cur.mv_size == 10)
+                    memcpy(vbuf, cur.mv_data, 6);
                 if (rc) {
                     line_start("c-getcur-for-put");
                     printf(" rc=%d\n", rc);
@@ -624,10 +652,11 @@ static void op_cursor(MDB_txn *txn, int writable)
             eofish = 1;
         else if (rc == 0 && (absolute || relative))
             eofish = 0;
-        xfresh = rc == 0 && (op == MDB_FIRST_DUP || op == MDB_LAST_DUP || op == MDB_NEXT_DUP ||
-                             op == MDB_PREV_DUP || op == MDB_GET_BOTH ||
-                             op == MDB_GET_BOTH_RANGE || op == MDB_GET_MULTIPLE ||
-                             op == MDB_NEXT_MULTIPLE);
+        /* only calls that succeed solely on a key with several values (so that LMDB's
+         * sub-cursor is set up): FIRST_DUP, LAST_DUP and GET_BOTH also succeed on a key
+         * with one value and leave the sub-cursor as it was */
+        xfresh = rc == 0 && (op == MDB_NEXT_DUP || op == MDB_PREV_DUP ||
+                             op == MDB_NEXT_MULTIPLE || (op == MDB_GET_MULTIPLE && xfresh));
         if (rc == 0 && opt_0924 && op == MDB_FIRST_DUP)
             st = CS_UNSET; /* 0.9.24 leaves a stale end-of-dups flag: reposition next */
         else if (rc == 0)
@@ -714,7 +743,7 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: lmdbdiff [--seed N] [--txns N] [--no-dupsort] [--no-nested] [--layout] "
-            "[--lmdb0924] DIR\n");
+            "[--lmdb0924] [--no-custdup] DIR\n");
     return 2;
 }
 
@@ -736,6 +765,8 @@ int main(int argc, char **argv)
             opt_layout = 1;
         else if (!strcmp(argv[i], "--lmdb0924"))
             opt_0924 = 1;
+        else if (!strcmp(argv[i], "--no-custdup"))
+            opt_custdup = 0;
         else if (argv[i][0] == '-' || dir)
             return usage();
         else
@@ -748,8 +779,8 @@ int main(int argc, char **argv)
 
     int major, minor, patch;
     mdb_version(&major, &minor, &patch);
-    printf("# lmdbdiff seed=%llu txns=%u dupsort=%d nested=%d lmdb0924=%d\n", seed, txns,
-           opt_dupsort, opt_nested, opt_0924);
+    printf("# lmdbdiff seed=%llu txns=%u dupsort=%d nested=%d lmdb0924=%d custdup=%d\n", seed,
+           txns, opt_dupsort, opt_nested, opt_0924, opt_custdup);
     /* The library's own version is printed to stderr: the transcript must not depend on it. */
     fprintf(stderr, "library: %d.%d.%d\n", major, minor, patch);
 
@@ -771,6 +802,8 @@ int main(int argc, char **argv)
     for (int k = 0; k < K_NKINDS; k++) {
         if (!opt_dupsort && (kind_flags[k] & MDB_DUPSORT))
             continue;
+        if (!opt_custdup && k == K_CUSTDUP)
+            continue;
         struct db *d = &dbs[ndbs];
         d->kind = (enum kind)k;
         d->dup = !!(kind_flags[k] & MDB_DUPSORT);
@@ -783,6 +816,8 @@ int main(int argc, char **argv)
         printf(" db=%s rc=%d flags=%x\n", kind_name[k], rc, fl);
         if (rc)
             fatal("dbi_open", rc);
+        if (k == K_CUSTDUP && (rc = mdb_set_dupsort(txn, d->dbi, cmp_head6)))
+            fatal("set_dupsort", rc);
         ndbs++;
     }
     if ((rc = mdb_txn_commit(txn)))
