@@ -109,16 +109,8 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
             return MDB_INCOMPATIBLE;
         return api_poison(txn, tree_put(c, key, data, flags & ~(MDB_NODUPDATA | MDB_APPENDDUP)));
     }
-    if (flags & MDB_CURRENT) {
-        /* a duplicate is its own key: "replacing" it may only rewrite an equal value */
-        MDB_val k, cur;
-        if ((rc = cursor_get(c, &k, &cur, MDB_GET_CURRENT)) != 0)
-            return rc == MDB_NOTFOUND ? EINVAL : rc;
-        MDB_cmp_func *dcmp = c->dbinfo->dcmp ? c->dbinfo->dcmp : cmp_lex;
-        if (cur.mv_size != data->mv_size || dcmp(data, &cur) != 0)
-            return EINVAL;
-        return 0;
-    }
+    if (flags & MDB_CURRENT)
+        return api_poison(txn, dup_put_current(c, key, data));
     if (flags & MDB_MULTIPLE) {
         if (!(c->db->flags & MDB_DUPFIXED))
             return MDB_INCOMPATIBLE;

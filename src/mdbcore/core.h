@@ -183,6 +183,7 @@ int tree_free_record(MDB_txn *txn, const db_record *rec);
 int dup_put(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags);
 /* mc stands on the key; data NULL deletes all its duplicates. */
 int dup_del(MDB_cursor *mc, const MDB_val *data, int from_cursor);
+int dup_put_current(MDB_cursor *mc, const MDB_val *key, MDB_val *data);
 int overflow_write(MDB_txn *txn, const MDB_val *data, pgno_t *pg, void **dst);
 int overflow_free(MDB_txn *txn, node_header *n, unsigned *npages_out);
 /* cursor_track: before/after a change made through `mc`, keep the other cursors valid. */

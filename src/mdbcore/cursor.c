@@ -343,11 +343,8 @@ static int go_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
             return rc;
         }
     }
-    if (op == MDB_GET_BOTH || op == MDB_GET_BOTH_RANGE) {
-        if ((rc = match_data(mc, data, op)) != 0)
-            return rc;
-        return fetch(mc, key, NULL);
-    }
+    if (op == MDB_GET_BOTH || op == MDB_GET_BOTH_RANGE)
+        return match_data(mc, data, op); /* the caller's key is left alone, as in LMDB */
     if ((rc = cursor_enter(mc, 0)) != 0)
         return rc;
     if (op == MDB_SET)

@@ -97,6 +97,8 @@ static void count_pages(db_record *main, const db_record *sub, int sign)
     main->overflow_pages += (pgno_t)(sign * (int64_t)sub->overflow_pages);
 }
 
+int dup_put_current(MDB_cursor *mc, const MDB_val *key, MDB_val *data);
+
 /* Replace the key's node by one holding `vs` (sub-page, or sub-tree if too big). */
 static int store_values(MDB_cursor *mc, const MDB_val *key, valset *vs, int fixed, size_t ks)
 {
@@ -146,6 +148,13 @@ static int reposition(MDB_cursor *mc, const MDB_val *key, const MDB_val *data)
 {
     MDB_val k = *key, d = *data;
     return cursor_get(mc, &k, &d, MDB_GET_BOTH);
+}
+
+/* An equal (under the DB's dup order) value is present: stand on it and store our bytes. */
+static int overwrite_equal(MDB_cursor *mc, const MDB_val *key, MDB_val *data)
+{
+    int rc = reposition(mc, key, data);
+    return rc ? rc : dup_put_current(mc, key, data);
 }
 
 int dup_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in, unsigned flags)
@@ -219,8 +228,8 @@ int dup_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in, unsigned fl
         if (fixed && old.mv_size != data.mv_size)
             return MDB_BAD_VALSIZE;
         int c = dcmp_of(mc, &data, &old);
-        if (c == 0)
-            return (flags & MDB_NODUPDATA) ? MDB_KEYEXIST : reposition(mc, &key, &data);
+        if (c == 0) /* equal under the DB's order: LMDB stores the new bytes */
+            return (flags & MDB_NODUPDATA) ? MDB_KEYEXIST : overwrite_equal(mc, &key, &data);
         if (data.mv_size == 0 || old.mv_size == 0 || old.mv_size > VAL_MAX)
             return MDB_BAD_VALSIZE;
         uint8_t ob[VAL_MAX];
@@ -246,7 +255,7 @@ int dup_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in, unsigned fl
         if ((rc = cursor_seek(&x->mc, &data, &exact)) != 0)
             return rc;
         if (exact)
-            return (flags & MDB_NODUPDATA) ? MDB_KEYEXIST : reposition(mc, &key, &data);
+            return (flags & MDB_NODUPDATA) ? MDB_KEYEXIST : overwrite_equal(mc, &key, &data);
         size_t at = x->mc.ki[0];
         valset vs;
         if ((rc = valset_from_subpage(&x->mc, sp, at, &vs)) != 0) {
@@ -265,6 +274,10 @@ int dup_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in, unsigned fl
     }
 
     /* a sub-tree: insert into it, then rewrite its record in the (now dirty) leaf */
+    if ((rc = cursor_seek(&x->mc, &data, &exact)) != 0)
+        return rc;
+    if (exact)
+        return (flags & MDB_NODUPDATA) ? MDB_KEYEXIST : overwrite_equal(mc, &key, &data);
     if ((rc = cursor_touch(mc)) != 0)
         return rc;
     MDB_val none = {0, NULL};
@@ -390,5 +403,54 @@ int dup_del(MDB_cursor *mc, const MDB_val *data_in, int from_cursor)
         return rc;
     }
     x->mc.flags |= C_DEL;
+    return 0;
+}
+
+/* MDB_CURRENT on a DUPSORT DB: replace the value under the cursor.  A single value is an
+ * ordinary replace; a duplicate of the same size is overwritten where it is (the caller
+ * promises it sorts the same, as LMDB requires); another size is a delete plus an insert. */
+int dup_put_current(MDB_cursor *mc, const MDB_val *key, MDB_val *data)
+{
+    struct xcursor *x = mc->xcursor;
+    node_header *n;
+    int rc = cursor_node(mc, &n);
+    if (rc)
+        return rc == MDB_NOTFOUND ? EINVAL : rc;
+    if (!(n->flags & F_DUPDATA))
+        return tree_put(mc, key, data, MDB_CURRENT);
+    if (!(x->mc.flags & C_INITIALIZED) && (rc = cursor_enter(mc, 0)) != 0)
+        return rc;
+    MDB_cursor *xc = &x->mc;
+    page *xp = xc->pg[xc->top];
+    MDB_val cur;
+    if ((rc = leaf_key(xc, xp, xc->ki[xc->top], &cur)) != 0)
+        return rc;
+    if (cur.mv_size != data->mv_size) {
+        uint8_t kb[VAL_MAX], ob[VAL_MAX];
+        MDB_val k = {n->ksize, kb}, old = {cur.mv_size, ob};
+        memcpy(kb, n->key, n->ksize);
+        memcpy(ob, cur.mv_data, cur.mv_size);
+        if ((rc = dup_del(mc, &old, 0)) != 0)
+            return rc;
+        return dup_put(mc, &k, data, 0);
+    }
+    unsigned ki = mc->ki[mc->top], xki = xc->ki[xc->top];
+    if ((rc = cursor_touch(mc)) != 0)
+        return rc;
+    n = PG_NODE(mc->pg[mc->top], ki);
+    if (!(n->flags & F_SUBDATA)) {
+        page *sp = node_data(n); /* the sub-page moved with its (now private) leaf */
+        xc->inline_root = sp;
+        xc->pg[0] = sp;
+    } else if ((rc = cursor_touch(xc)) != 0) {
+        return rc;
+    }
+    xp = xc->pg[xc->top];
+    uint8_t *dst = (xp->flags & P_LEAF2) ? (uint8_t *)xp + PAGEHDRSZ + (size_t)xki * xp->leaf2_ksize
+                                         : PG_NODE(xp, xki)->key;
+    memcpy(dst, data->mv_data, data->mv_size);
+    if (n->flags & F_SUBDATA)
+        store_record(mc);
+    *mc->dbstate |= DBS_DIRTY;
     return 0;
 }
