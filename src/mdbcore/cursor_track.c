@@ -135,6 +135,9 @@ void track_before(MDB_cursor *mc)
     MDB_txn *txn = mc->txn;
     if (!txn->cursors || (mc->flags & C_SUB))
         return;
+    /* a change made of several steps (dupsort.c) brackets them all: save once */
+    if (txn->track_depth++ > 0)
+        return;
     for (MDB_cursor *c = txn->cursors[mc->dbi]; c; c = c->next)
         if (c != mc)
             track_save_one(c);
@@ -145,6 +148,8 @@ int track_after(MDB_cursor *mc)
     MDB_txn *txn = mc->txn;
     int rc = 0;
     if (!txn->cursors || (mc->flags & C_SUB))
+        return 0;
+    if (--txn->track_depth > 0)
         return 0;
     for (MDB_cursor *c = txn->cursors[mc->dbi]; c; c = c->next)
         if (c != mc) {

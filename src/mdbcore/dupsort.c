@@ -150,6 +150,36 @@ static int reposition(MDB_cursor *mc, const MDB_val *key, const MDB_val *data)
     return cursor_get(mc, &k, &d, MDB_GET_BOTH);
 }
 
+static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in, unsigned flags);
+static int dup_del_inner(MDB_cursor *mc, const MDB_val *data_in, int from_cursor);
+static int dup_current_inner(MDB_cursor *mc, const MDB_val *key, MDB_val *data);
+
+/* Other cursors on this DB are saved before the first step of a change and put back after
+ * the last one (the steps themselves nest their own tracking inside). */
+int dup_put(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags)
+{
+    track_before(mc);
+    int rc = dup_put_inner(mc, key, data, flags);
+    int rc2 = track_after(mc);
+    return rc ? rc : rc2;
+}
+
+int dup_del(MDB_cursor *mc, const MDB_val *data, int from_cursor)
+{
+    track_before(mc);
+    int rc = dup_del_inner(mc, data, from_cursor);
+    int rc2 = track_after(mc);
+    return rc ? rc : rc2;
+}
+
+int dup_put_current(MDB_cursor *mc, const MDB_val *key, MDB_val *data)
+{
+    track_before(mc);
+    int rc = dup_current_inner(mc, key, data);
+    int rc2 = track_after(mc);
+    return rc ? rc : rc2;
+}
+
 /* An equal (under the DB's dup order) value is present: stand on it and store our bytes. */
 static int overwrite_equal(MDB_cursor *mc, const MDB_val *key, MDB_val *data)
 {
@@ -157,7 +187,7 @@ static int overwrite_equal(MDB_cursor *mc, const MDB_val *key, MDB_val *data)
     return rc ? rc : dup_put_current(mc, key, data);
 }
 
-int dup_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in, unsigned flags)
+static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in, unsigned flags)
 {
     MDB_txn *txn = mc->txn;
     MDB_env *env = txn->env;
@@ -294,7 +324,7 @@ int dup_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in, unsigned fl
     return reposition(mc, &key, &data);
 }
 
-int dup_del(MDB_cursor *mc, const MDB_val *data_in, int from_cursor)
+static int dup_del_inner(MDB_cursor *mc, const MDB_val *data_in, int from_cursor)
 {
     struct xcursor *x = mc->xcursor;
     node_header *n;
@@ -409,7 +439,7 @@ int dup_del(MDB_cursor *mc, const MDB_val *data_in, int from_cursor)
 /* MDB_CURRENT on a DUPSORT DB: replace the value under the cursor.  A single value is an
  * ordinary replace; a duplicate of the same size is overwritten where it is (the caller
  * promises it sorts the same, as LMDB requires); another size is a delete plus an insert. */
-int dup_put_current(MDB_cursor *mc, const MDB_val *key, MDB_val *data)
+static int dup_current_inner(MDB_cursor *mc, const MDB_val *key, MDB_val *data)
 {
     struct xcursor *x = mc->xcursor;
     node_header *n;

@@ -87,6 +87,7 @@ struct MDB_txn {
     int owns_slot;        /* read txn: slot is per-txn (NOTLS) and released with the txn (txn.c) */
     pgno_t first_new;     /* next_pgno at begin: pages >= this were never on disk (alloc.c) */
     pgno_list parent_freed; /* nested txn: pages dirty in an ancestor that this txn freed */
+    int track_depth;      /* nesting of track_before/track_after (cursor_track.c) */
 };
 
 /* ---- cursor ---- */
