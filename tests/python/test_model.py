@@ -7,12 +7,13 @@ seen through several read paths must equal the model.
 
 from __future__ import annotations
 
+import os
 import tempfile
 
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import settings  # noqa: E402
+from hypothesis import Phase, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule  # noqa: E402
 
@@ -125,5 +126,6 @@ def test_model(backend):
         machine = make_machine(backend)
     except ImportError as exc:
         pytest.skip(str(exc))
-    settings_ = settings(max_examples=60, stateful_step_count=40, deadline=None)
+    phases = [p for p in Phase if p != Phase.shrink] if os.environ.get("CI") else list(Phase)
+    settings_ = settings(max_examples=60, stateful_step_count=40, deadline=None, phases=phases)
     hypothesis.stateful.run_state_machine_as_test(machine, settings=settings_)

@@ -12,7 +12,9 @@ lmdb = pytest.importorskip("lmdb")
 if hasattr(lmdb, "backend_features"):  # the shim, not py-lmdb
     pytest.skip("lmdb resolves to mdb", allow_module_level=True)
 
-from hypothesis import given, settings  # noqa: E402
+import os  # noqa: E402
+
+from hypothesis import Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import mdb  # noqa: E402
@@ -131,7 +133,10 @@ def run(mod, ops, dupsort):
 def test_same_results_as_pylmdb(backend, dupsort):
     lm = mdb.get_backend(backend)
 
-    @settings(max_examples=60, deadline=None)
+    # On CI, report the first failing example without the (slow) shrinking phase.
+    phases = [p for p in Phase if p != Phase.shrink] if os.environ.get("CI") else list(Phase)
+
+    @settings(max_examples=60, deadline=None, phases=phases)
     @given(ops=OPS)
     def check(ops):
         assert run(lm, ops, dupsort) == run(lmdb, ops, dupsort)
