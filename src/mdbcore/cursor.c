@@ -100,9 +100,10 @@ int xcursor_load(MDB_cursor *mc, node_header *n)
         x->mc.inline_root = NULL;
         return 0;
     }
-    page *sp = node_data(n);
-    if (ds < PAGEHDRSZ || ds > mc->txn->env->psize)
+    if (ds < PAGEHDRSZ || ds > mc->txn->env->psize || ds > sizeof(x->subpage))
         return CORRUPT_AT(mc->pg[mc->top]->pgno);
+    memcpy(x->subpage, node_data(n), ds);
+    page *sp = (page *)x->subpage;
     unsigned lo = sp->u.bounds.lower, up = sp->u.bounds.upper;
     if (!(sp->flags & P_LEAF) || !(sp->flags & P_SUBP) || lo < PAGEHDRSZ || (lo & 1) ||
         lo > up || up > ds || lo == PAGEHDRSZ)

@@ -469,12 +469,16 @@ static int dup_current_inner(MDB_cursor *mc, const MDB_val *key, MDB_val *data)
         return rc;
     n = PG_NODE(mc->pg[mc->top], ki);
     if (!(n->flags & F_SUBDATA)) {
-        page *sp = node_data(n); /* the sub-page moved with its (now private) leaf */
-        xc->inline_root = sp;
-        xc->pg[0] = sp;
-    } else if ((rc = cursor_touch(xc)) != 0) {
-        return rc;
+        /* write into the sub-page inside the (now private) leaf node, and into our copy */
+        size_t off = (xp->flags & P_LEAF2) ? PAGEHDRSZ + (size_t)xki * xp->leaf2_ksize
+                                           : (size_t)xp->slots[xki] + NODESIZE;
+        memcpy((uint8_t *)node_data(n) + off, data->mv_data, data->mv_size);
+        memcpy((uint8_t *)xp + off, data->mv_data, data->mv_size);
+        *mc->dbstate |= DBS_DIRTY;
+        return 0;
     }
+    if ((rc = cursor_touch(xc)) != 0)
+        return rc;
     xp = xc->pg[xc->top];
     uint8_t *dst = (xp->flags & P_LEAF2) ? (uint8_t *)xp + PAGEHDRSZ + (size_t)xki * xp->leaf2_ksize
                                          : PG_NODE(xp, xki)->key;

@@ -132,6 +132,8 @@ struct xcursor {
     db_record db;    /* the dup tree's record (synthesised for a sub-page) */
     db_info info;    /* info.cmp = the parent's duplicate comparator */
     uint8_t state;
+    /* A sub-page sits at any byte offset inside its node; we read an aligned copy. */
+    _Alignas(8) uint8_t subpage[MAX_PAGESIZE];
 };
 
 /* ---- environment ---- */
