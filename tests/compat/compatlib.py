@@ -134,12 +134,9 @@ def ours_available():
 # is marked xfail (not strict: once fixed it shows as XPASS, and the entry goes) except in
 # strict mode, where it fails.  Each text says what LMDB does and what ours does.
 KNOWN_BUGS = {
-    "dup-equal-replace":
-        "DUPSORT with a dupsort function (mdb_set_dupsort): writing a value that compares "
-        "equal to a stored duplicate but has other bytes -- mdb_cursor_put(MDB_CURRENT), "
-        "or mdb_put(0) onto a key's only value -- replaces the stored bytes in LMDB; ours "
-        "returns 0 and keeps the old bytes (tests/slapd/tools/current_dup_repro.c).  "
-        "back-mdb's dn2i relies on it: slapadd fails with 'dn2id_add failed: MDB_NOTFOUND'",
+    # "name": "what LMDB does; what ours does (repro)",
+    # (empty: "dup-equal-replace" -- MDB_CURRENT / put onto an equal-comparing duplicate
+    # kept the old bytes, which broke slapadd -- was fixed in 9449ed7)
 }
 
 

@@ -143,7 +143,6 @@ def test_backmdb_binds_to_ours_and_accepts_its_version():
         shutil.rmtree(d, ignore_errors=True)
 
 
-@compatlib.xfail_known("dup-equal-replace")
 def test_ours_slapd_matches_stock(stock):
     need_ours()
     missing_feats = compatlib.missing_features(compatlib.OUR_LIB, ("dupsort",))
