@@ -104,8 +104,8 @@ def writer(d, flags, killspec):
         lib.check(lib.c.mdbcore_fault_kill_nth(int(kind), int(n), int(after)), "kill_nth")
     i = start
     while True:
-        if i - start >= 400:  # a kill rule that never fires (e.g. no fdatasync in NOSYNC):
-            time.sleep(60)    # stop growing the file (readers pin old pages) and wait
+        if i - start >= 60:  # a kill rule that has not fired yet: stop, do not grow the
+            time.sleep(60)   # file further (live readers pin old pages), wait for the kill
             continue
         i += 1
         t = env.begin(write=True)

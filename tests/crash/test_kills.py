@@ -100,9 +100,16 @@ def one_round(d, flags, rng, rnd_no, mutation=0):
     how = "timed" if mutation else rng.choice(["timed", "timed", "fault"])
     killspec = ""
     if how == "fault":
-        kind, after = rng.choice([(C.WRITE, 0), (C.WRITE, 1), (C.FDATASYNC, 0),
-                                  (C.FDATASYNC, 1), (C.PWRITE, 0), (C.PWRITE, 1),
-                                  (C.SYNC, 0), (C.MSYNC, 0), (C.MSYNC, 1)])
+        # the calls a commit makes in this mode: page writes (pwritev), the data sync,
+        # the meta write (pwrite); WRITEMAP writes through the map and msyncs
+        if flags & K.F.WRITEMAP:
+            points = [(C.MSYNC, 0), (C.MSYNC, 1)]
+        elif flags & K.F.NOSYNC:
+            points = [(C.WRITE, 0), (C.WRITE, 1), (C.PWRITE, 0), (C.PWRITE, 1)]
+        else:
+            points = [(C.WRITE, 0), (C.WRITE, 1), (C.FDATASYNC, 0), (C.FDATASYNC, 1),
+                      (C.PWRITE, 0), (C.PWRITE, 1), (C.SYNC, 0)]
+        kind, after = rng.choice(points)
         killspec = f"{kind}:{rng.randrange(1, 25)}:{after}"
     info["kill"] = killspec or how
     w = spawn("writer", d, flags, killspec, mutation=mutation)
