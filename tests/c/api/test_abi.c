@@ -257,6 +257,11 @@ static void end_to_end(const char *dir) {
     EXPECT(info.me_last_txnid == 2, "last txnid %zu", info.me_last_txnid);
     EXPECT(info.me_mapsize == 16UL << 20, "mapsize %zu", info.me_mapsize);
     EXPECT(info.me_maxreaders == 126, "maxreaders %u", info.me_maxreaders);
+    /* me_mapaddr reports the fixed-map address recorded in the meta page (mm_address):
+     * NULL for an environment opened without MDB_FIXEDMAP, not where the map happens to
+     * be (mdb_stat -e prints it as "Map address: (nil)"). */
+    EXPECT(info.me_mapaddr == NULL, "me_mapaddr %p without MDB_FIXEDMAP, want NULL",
+           info.me_mapaddr);
     mdb_env_close(env);
 
     OK(mdb_env_create(&env));
