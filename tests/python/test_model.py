@@ -127,5 +127,11 @@ def test_model(backend):
     except ImportError as exc:
         pytest.skip(str(exc))
     phases = [p for p in Phase if p != Phase.shrink] if os.environ.get("CI") else list(Phase)
-    settings_ = settings(max_examples=60, stateful_step_count=40, deadline=None, phases=phases)
+    settings_ = settings(
+        max_examples=60,
+        stateful_step_count=40,
+        deadline=None,
+        phases=phases,
+        derandomize=bool(os.environ.get("CI")),
+    )
     hypothesis.stateful.run_state_machine_as_test(machine, settings=settings_)

@@ -107,7 +107,9 @@ def run(mod, ops, dupsort):
                     elif name == "cursor_delete":
                         r = (cur.delete(dupdata=op[1]), cur.item())
                     elif name == "count":
-                        r = cur.count()
+                        # on an unpositioned cursor the engine answers from whatever
+                        # state the last failed lookup left (unspecified): skip
+                        r = "skipped" if cur.key() == b"" else cur.count()
                     elif name == "iter":
                         r = list(getattr(cur, op[1])())
                     else:
@@ -133,10 +135,11 @@ def run(mod, ops, dupsort):
 def test_same_results_as_pylmdb(backend, dupsort):
     lm = mdb.get_backend(backend)
 
-    # On CI, report the first failing example without the (slow) shrinking phase.
+    # On CI: a fixed sequence of examples (no flakiness), and the first failing
+    # example is reported without the (slow) shrinking phase.
     phases = [p for p in Phase if p != Phase.shrink] if os.environ.get("CI") else list(Phase)
 
-    @settings(max_examples=60, deadline=None, phases=phases)
+    @settings(max_examples=60, deadline=None, phases=phases, derandomize=bool(os.environ.get("CI")))
     @given(ops=OPS)
     def check(ops):
         assert run(lm, ops, dupsort) == run(lmdb, ops, dupsort)
