@@ -93,11 +93,13 @@ int mdb_env_info(MDB_env *env, MDB_envinfo *info)
     if (!env || !info)
         return EINVAL;
     memset(info, 0, sizeof(*info));
-    info->me_mapaddr = env->map;
     info->me_mapsize = env->mapsize;
     info->me_maxreaders = env->maxreaders;
     if (env->map) {
         meta_record *m = meta_newest(env);
+        /* as LMDB: the address recorded in the file, which only FIXEDMAP sets */
+        info->me_mapaddr = m->address ? (void *)(uintptr_t)m->address
+                                      : ((env->flags & MDB_FIXEDMAP) ? env->map : NULL);
         info->me_last_pgno = m->last_pg;
         info->me_last_txnid = m->txnid;
     }
