@@ -106,7 +106,7 @@ int xcursor_load(MDB_cursor *mc, node_header *n)
     page *sp = (page *)x->subpage;
     unsigned lo = sp->u.bounds.lower, up = sp->u.bounds.upper;
     if (!(sp->flags & P_LEAF) || !(sp->flags & P_SUBP) || lo < PAGEHDRSZ || (lo & 1) ||
-        lo > up || up > ds || lo == PAGEHDRSZ)
+        lo > up || (up > ds && !(sp->flags & P_LEAF2)) || lo == PAGEHDRSZ)
         return CORRUPT_AT(mc->pg[mc->top]->pgno);
     if ((sp->flags & P_LEAF2) &&
         (!sp->leaf2_ksize || PAGEHDRSZ + (size_t)PG_NKEYS(sp) * sp->leaf2_ksize > ds))
