@@ -98,8 +98,7 @@ int mdb_env_info(MDB_env *env, MDB_envinfo *info)
     if (env->map) {
         meta_record *m = meta_newest(env);
         /* as LMDB: the address recorded in the file, which only FIXEDMAP sets */
-        info->me_mapaddr = m->address ? (void *)(uintptr_t)m->address
-                                      : ((env->flags & MDB_FIXEDMAP) ? env->map : NULL);
+        info->me_mapaddr = (void *)(uintptr_t)m->address;
         info->me_last_pgno = m->last_pg;
         info->me_last_txnid = m->txnid;
     }

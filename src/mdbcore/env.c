@@ -6,6 +6,7 @@
  * unless NOTLS.  A failed open leaves a handle that mdb_env_close can release.
  */
 #include <fcntl.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,14 +107,14 @@ int env_open(MDB_env *env, const char *path, unsigned flags, mode_t mode)
     if (env->node_max < 2 * (MDB_MAXKEYSIZE_DEFAULT + NODESIZE + 2u))
         env->maxkeysize = (env->node_max / 2) - NODESIZE - 2; /* tiny pages: keep splits sound */
     env->maxfree_1pg = psize / sizeof(pgno_t) - 2;
-    if (!fresh) {
-        if (!env->mapsize)
-            env->mapsize = meta.mapsize;
-        size_t minsize = (size_t)(meta.last_pg + 1) * psize;
-        if (env->mapsize < minsize)
-            env->mapsize = minsize;
-        env->mapsize = round_up(env->mapsize, env->os_psize);
-    }
+    if (!fresh && !env->mapsize)
+        env->mapsize = meta.mapsize;
+    /* A map smaller than the pages already used (a new file's two metas included) is
+     * raised silently, as LMDB does: txns then start and a put needing room gets MAP_FULL. */
+    size_t minsize = (size_t)(meta.last_pg + 1) * psize;
+    if (env->mapsize < minsize)
+        env->mapsize = minsize;
+    env->mapsize = round_up(env->mapsize, env->os_psize);
     if ((flags & MDB_WRITEMAP) && !rdonly) {
         off_t sz;
         if ((rc = os_current->fsize(env->data_fd, &sz)) != 0)
@@ -127,6 +128,15 @@ int env_open(MDB_env *env, const char *path, unsigned flags, mode_t mode)
         addr = (void *)(uintptr_t)meta.address;
     if ((rc = datafile_map(env, addr)) != 0)
         return rc;
+    if (fresh && (flags & MDB_FIXEDMAP)) {
+        /* the address is known only now; later opens map there and env_info reports it */
+        uint64_t a = (uint64_t)(uintptr_t)env->map;
+        for (int i = 0; i < 2 && !rc; i++)
+            rc = os_current->pwrite(env->data_fd, &a, sizeof(a),
+                                    (off_t)i * psize + PAGEHDRSZ + offsetof(meta_record, address));
+        if (rc)
+            return rc;
+    }
 
     if (!rdonly) {
         rc = os_current->open(env->data_path, O_RDWR | O_DSYNC | O_CLOEXEC, mode, &env->meta_fd);

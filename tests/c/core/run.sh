@@ -23,7 +23,7 @@ else
   CFLAGS="-O1 -g -Wall -Wextra -Isrc/mdbcore"
   LIBS="build/libmdbcore.a -pthread"
 fi
-for t in test_btree test_cursors test_api test_steady test_gen_writer test_corrupt test_dead_writer test_ioerr test_threads test_nested dump_tool check_tool; do
+for t in test_btree test_cursors test_api test_steady test_gen_writer test_corrupt test_dead_writer test_ioerr test_threads test_nested test_regress dump_tool check_tool; do
   cc $CFLAGS -o "$OUT/$t" "tests/c/core/$t.c" $LIBS
 done
 OPS=30000; SEEDS="1 2 3 4"
@@ -38,6 +38,7 @@ for f in writemap nometasync notls nolock; do
 done
 "$OUT/test_cursors" "$WORK/cur" 1
 "$OUT/test_api" "$WORK/api"
+"$OUT/test_regress" "$WORK/regress"
 "$OUT/test_dead_writer" "$WORK/dead"
 "$OUT/test_ioerr" "$WORK/ioerr"
 "$OUT/test_threads" "$WORK/threads"
