@@ -205,6 +205,14 @@ static const uint8_t *walk_overflow(walker *w, walk_tree *t, pgno_t from, unsign
 
 /* ---- DUPSORT sub-pages ---- */
 
+/* A LEAF2 page keeps lower - PAGEHDRSZ = 2 per key and upper - lower = the free bytes, both
+ * as LMDB maintains them; upper itself is then size + n * (2 - ksize). */
+static int leaf2_bounds_ok(unsigned lower, unsigned upper, unsigned ks, uint64_t size)
+{
+    uint64_t n = (lower - PAGEHDRSZ) / 2, keys = PAGEHDRSZ + n * ks;
+    return ks != 0 && keys <= size && upper - lower == size - keys;
+}
+
 static void walk_subpage(walker *w, walk_tree *t, pgno_t pgno, const uint8_t *sp, uint32_t size,
                          unsigned i)
 {
@@ -223,7 +231,10 @@ static void walk_subpage(walker *w, walk_tree *t, pgno_t pgno, const uint8_t *sp
         prob(w, t, pgno, MDBCORE_P_NODE, "node %u: LEAF2 sub-page in a DB without DUPFIXED", i);
         return;
     }
-    if (lower < PAGEHDRSZ || (lower & 1) || lower > upper || upper > size) {
+    /* LEAF2: lower grows 2 bytes per key while the key takes ksize bytes, so with 1-byte
+     * keys lower and upper both run past the sub-page's size; only their gap is real space. */
+    if (lower < PAGEHDRSZ || (lower & 1) || lower > upper ||
+        (leaf2 ? !leaf2_bounds_ok(lower, upper, rd16(sp + 8), size) : upper > size)) {
         prob(w, t, pgno, MDBCORE_P_NODE, "node %u: sub-page lower %u upper %u size %u", i, lower,
              upper, size);
         return;
@@ -604,7 +615,9 @@ static void walk_page_rec(walker *w, walk_tree *t, pgno_t pgno, pgno_t from, uns
                  t->leaf_level);
     }
     unsigned lower = rd16(p + 12), upper = rd16(p + 14);
-    if (lower < PAGEHDRSZ || (lower & 1) || lower > upper || upper > psize) {
+    if (lower < PAGEHDRSZ || (lower & 1) || lower > upper ||
+        (kind == WALK_LEAF2 ? !leaf2_bounds_ok(lower, upper, rd16(p + 8), psize)
+                            : upper > psize)) {
         prob(w, t, pgno, MDBCORE_P_PAGE, "lower %u upper %u", lower, upper);
         return;
     }

@@ -116,6 +116,20 @@ PY
   mdb_dump -a "$WORK/dup" > "$WORK/real.txt"; "$OUT/dump_tool" -a "$WORK/dup" > "$WORK/ours.txt"
   cmp -s "$WORK/real.txt" "$WORK/ours.txt" || { echo "DUPSORT dump differs"; exit 1; }
   echo "interop: DUPSORT/DUPFIXED file from py-lmdb reads back identically"
+  # 1-byte DUPFIXED values: LEAF2 sub-pages whose lower/upper pass the sub-page size
+  python3 - "$WORK/dup1" <<'PY'
+import lmdb, sys
+e = lmdb.open(sys.argv[1], max_dbs=2, map_size=1 << 26)
+d = e.open_db(b'f', dupsort=True, dupfixed=True)
+with e.begin(write=True) as t:
+    for k in range(200):
+        for v in range(k % 7 + 1 if k % 2 else k + 56 if k < 200 else 1):
+            t.put(b'k%03d' % k, bytes([v % 256]), db=d)
+PY
+  mdb_dump -a "$WORK/dup1" > "$WORK/real.txt"; "$OUT/dump_tool" -a "$WORK/dup1" > "$WORK/ours.txt"
+  cmp -s "$WORK/real.txt" "$WORK/ours.txt" || { echo "1-byte DUPFIXED dump differs"; exit 1; }
+  "$OUT/check_tool" "$WORK/dup1"
+  echo "interop: 1-byte DUPFIXED file from py-lmdb reads back identically and passes the checker"
   if [ -x "$OUT/diff_read_real" ]; then
     for s in $SEEDS; do
       "$OUT/diff_read_real" "$WORK/dup" "$s" "$OPS" > "$WORK/rr.txt"
@@ -126,6 +140,6 @@ PY
   fi
 fi
 "$OUT/check_tool" "$WORK"/bt* "$WORK/cur" "$WORK/api/flags" "$WORK/api/copy" "$WORK/api/copy-compact" \
-  "$WORK/steady" "$WORK/threads" "$WORK/nested"
+  "$WORK/steady" "$WORK/threads" "$WORK/nested" "$WORK/regress/dupfixed1"
 echo "checker: every environment written above is structurally sound, no page leaked"
 echo "core tests: PASS"
