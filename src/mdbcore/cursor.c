@@ -225,6 +225,8 @@ static int go_next(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
     }
     if ((mc->flags & C_DEL) && op == MDB_NEXT_DUP)
         return MDB_NOTFOUND; /* the key we stood on is gone */
+    if (op == MDB_NEXT_DUP && !mc->xcursor)
+        op = MDB_NEXT; /* LMDB 0.9: without DUPSORT, NEXT_DUP steps on like NEXT */
     if ((mc->flags & C_DEL) && mc->xcursor) {
         /* a delete already moved us onto the next key: report it, do not skip it */
         mc->flags &= ~C_DEL;
@@ -262,6 +264,18 @@ arrived:
 
 static int go_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 {
+    if (op == MDB_PREV_DUP && !mc->xcursor)
+        op = MDB_PREV; /* as go_next: LMDB 0.9 steps to the previous item */
+    if (!(mc->flags & C_INITIALIZED) && op == MDB_PREV_DUP) {
+        /* LMDB 0.9.24 parks an unpositioned cursor past the last item, where there are no
+         * duplicates to step back through: NOTFOUND, and GET_CURRENT/NEXT report the end */
+        int rc = tree_descend(mc, NULL, SRCH_LAST);
+        if (rc)
+            return rc;
+        mc->ki[mc->top] = (indx_t)PG_NKEYS(mc->pg[mc->top]);
+        mc->xcursor->mc.flags &= ~(C_INITIALIZED | C_EOF);
+        return MDB_NOTFOUND;
+    }
     if (!(mc->flags & C_INITIALIZED))
         return go_last(mc, key, data);
     if (op != MDB_PREV_NODUP && on_dups(mc)) {
@@ -407,6 +421,8 @@ int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
         if (!(mc->flags & C_INITIALIZED))
             return EINVAL;
         mc->flags &= ~C_DEL; /* the item is now seen: NEXT moves past it (as LMDB) */
+        if (mc->xcursor)
+            mc->xcursor->mc.flags &= ~C_DEL; /* the duplicate under it too */
         return fetch(mc, key, data);
     case MDB_SET:
     case MDB_SET_KEY:
@@ -428,7 +444,7 @@ int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
         node_header *n;
         if ((rc = cursor_node(mc, &n)) != 0)
             return rc;
-        mc->flags &= ~C_EOF;
+        /* C_EOF stays: in LMDB 0.9.24 NEXT after LAST, FIRST_DUP still reports the end */
         if (!(n->flags & F_DUPDATA)) {
             if (key)
                 node_key(n, key);
@@ -445,6 +461,7 @@ int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
             return MDB_INCOMPATIBLE;
         if (!(mc->xcursor->mc.flags & C_INITIALIZED) || (mc->xcursor->mc.flags & C_EOF))
             return 0;
+        mc->xcursor->mc.flags &= ~C_DEL; /* now on the page's last dup: NEXT goes past it */
         return fetch_multiple(mc, data);
     case MDB_NEXT_MULTIPLE:
         if (!data)
@@ -463,10 +480,12 @@ int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
             return EINVAL;
         if (!mc->xcursor || !(mc->db->flags & MDB_DUPFIXED))
             return MDB_INCOMPATIBLE;
-        if (!(mc->flags & C_INITIALIZED))
-            return go_last(mc, key, data);
+        /* from nowhere LMDB 0.9.24 goes to the last item, then on to the page before it */
+        if (!(mc->flags & C_INITIALIZED) && (rc = go_last(mc, key, data)) != 0)
+            return rc;
         if (!(mc->xcursor->mc.flags & C_INITIALIZED))
             return MDB_NOTFOUND;
+        mc->xcursor->mc.flags &= ~C_DEL; /* LMDB 0.9.24: even a failed page step clears it */
         if ((rc = cursor_sibling(&mc->xcursor->mc, 0)) != 0)
             return rc;
         return fetch_multiple(mc, data);

@@ -65,6 +65,12 @@ if [ -e /usr/include/lmdb.h ] && cc -o "$OUT/diff_ops_real" tests/c/core/diff_op
     cmp -s "$WORK/dr$s.txt" "$WORK/do$s.txt" || { echo "diff_ops seed $s differs from real LMDB"; diff "$WORK/dr$s.txt" "$WORK/do$s.txt" | head; exit 1; }
   done
   echo "differential: same results as real LMDB for seeds $SEEDS"
+  cc -o "$OUT/diff_cursorops_real" tests/c/core/diff_cursorops.c -llmdb
+  cc $CFLAGS -o "$OUT/diff_cursorops_ours" tests/c/core/diff_cursorops.c $LIBS
+  "$OUT/diff_cursorops_real" "$WORK/dcr" > "$WORK/dcr.txt"
+  "$OUT/diff_cursorops_ours" "$WORK/dco" > "$WORK/dco.txt"
+  cmp -s "$WORK/dcr.txt" "$WORK/dco.txt" || { echo "diff_cursorops differs from real LMDB"; diff "$WORK/dcr.txt" "$WORK/dco.txt" | head; exit 1; }
+  echo "differential: every cursor op from every position on plain/DUPSORT/DUPFIXED DBs as real LMDB"
   cc -o "$OUT/diff_dup_real" tests/c/core/diff_dup.c -llmdb
   cc $CFLAGS -o "$OUT/diff_dup_ours" tests/c/core/diff_dup.c $LIBS
   for s in $SEEDS; do
