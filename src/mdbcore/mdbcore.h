@@ -62,8 +62,9 @@ int mdbcore_fault_fail_from(int kind, unsigned long n, int err);
  * (after = 0) or right after it returned and was logged (after = 1).  For crash tests that
  * run the engine in a child process. */
 int mdbcore_fault_kill_nth(int kind, unsigned long n, int after);
-/* Arm rules from text, the syntax of the MDBCORE_FAULT environment variable, which a
- * library constructor reads at load time:  KIND:N:ACTION[,KIND:N:ACTION...]
+/* Arm rules from text, the syntax of the MDBCORE_FAULT environment variable, which the
+ * test library (libmdbcore-test.so, not the production one) reads at load time:
+ *   KIND:N:ACTION[,KIND:N:ACTION...]
  *   KIND   open close pread pwrite pwritev fsync fdatasync ftruncate fsize mmap munmap
  *          msync madvise | write (pwrite+pwritev) | sync (fsync+fdatasync+msync) | any
  *   N      the n-th call from arming (1 = next); "N+" = that call and every later one

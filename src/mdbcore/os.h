@@ -35,6 +35,10 @@ typedef struct os_ops {
 extern const os_ops *os_current;
 extern const os_ops os_posix_ops;
 
+/* Arm the fault seam from the MDBCORE_FAULT environment variable (os_fault.c).  Only test
+ * builds call it (testlib/fault_env.c); the production library leaves the seam inert. */
+void fault_arm_from_env(void);
+
 /* Non-I/O services that need no fault seam. */
 unsigned os_page_size(void);
 int os_fcntl_lock(int fd, int cmd, short type, off_t off, off_t len); /* 0 or errno */

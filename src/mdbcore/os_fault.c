@@ -722,9 +722,11 @@ int mdbcore_fault_arm_spec(const char *spec)
     return 0;
 }
 
-/* A library constructor: MDBCORE_FAULT="fdatasync:2:EIO,write:5+:ENOSPC,msync:1:kill" arms
- * rules before the program runs (a malformed spec is reported on stderr and ignored). */
-__attribute__((constructor)) static void fault_from_environment(void)
+/* MDBCORE_FAULT="fdatasync:2:EIO,write:5+:ENOSPC,msync:1:kill" arms rules before the program
+ * runs -- but only where something calls this at load time: the test library's constructor
+ * (testlib/fault_env.c).  The production library never reads the variable, so a stray
+ * setting cannot make a user's writes fail.  A malformed spec is reported and ignored. */
+void fault_arm_from_env(void)
 {
     const char *spec = getenv("MDBCORE_FAULT");
     if (spec && *spec && mdbcore_fault_arm_spec(spec) != 0)

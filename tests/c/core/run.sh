@@ -39,6 +39,14 @@ done
 "$OUT/test_cursors" "$WORK/cur" 1
 "$OUT/test_api" "$WORK/api"
 "$OUT/test_regress" "$WORK/regress"
+# MDBCORE_FAULT arms the fault seam in the test library only, never in the production one
+MDBCORE_FAULT="write:1+:EIO" "$OUT/test_regress" --write-probe "$WORK/probe-prod"
+if [ $ASAN = 0 ]; then
+  cc $CFLAGS -o "$OUT/test_regress_testlib" tests/c/core/test_regress.c \
+    build/libmdbcore-test.so -Wl,-rpath,"$PWD/build" -pthread
+  rc=0; MDBCORE_FAULT="write:1+:EIO" "$OUT/test_regress_testlib" --write-probe "$WORK/probe-test" || rc=$?
+  [ $rc = 3 ] || { echo "libmdbcore-test.so did not arm the fault seam from MDBCORE_FAULT"; exit 1; }
+fi
 "$OUT/test_dead_writer" "$WORK/dead"
 "$OUT/test_ioerr" "$WORK/ioerr"
 "$OUT/test_threads" "$WORK/threads"

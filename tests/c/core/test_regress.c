@@ -234,12 +234,38 @@ static void dupfixed_1byte(void)
     puts("DUPFIXED 1-byte values: puts, deletes and reads agree with the model");
 }
 
+/* --write-probe: one write txn; exit 0 if every call succeeded, 3 if any failed.  run.sh
+ * runs it with MDBCORE_FAULT="write:1+:EIO" against the production archive (the variable
+ * must do nothing there) and against libmdbcore-test.so (where it must fail the writes). */
+static int write_probe(const char *dir)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    mkdir(dir, 0755);
+    int rc = mdb_env_create(&env);
+    if (!rc)
+        rc = mdb_env_open(env, dir, MDB_NOSYNC, 0644);
+    if (!rc)
+        rc = mdb_txn_begin(env, NULL, 0, &txn);
+    if (!rc && !(rc = mdb_dbi_open(txn, NULL, 0, &dbi))) {
+        MDB_val k = {1, "k"}, v = {1, "v"};
+        rc = mdb_put(txn, dbi, &k, &v, 0);
+        rc = rc ? (mdb_txn_abort(txn), rc) : mdb_txn_commit(txn);
+    }
+    mdb_env_close(env);
+    printf("write probe: %s\n", rc ? mdb_strerror(rc) : "all writes succeeded");
+    return rc ? 3 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: %s WORKDIR\n", argv[0]);
         return 2;
     }
+    if (argc == 3 && !strcmp(argv[1], "--write-probe"))
+        return write_probe(argv[2]);
     base = argv[1];
     mkdir(base, 0755);
     env_info_mapaddr();

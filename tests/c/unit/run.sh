@@ -53,7 +53,8 @@ build() { # name sources...
 
 $CC -O1 -g -Wall -Wextra -Werror -o "$OUT/lmdb_helper" tests/c/unit/lmdb_helper.c -llmdb \
     || { echo "BUILD FAILED: lmdb_helper (needs liblmdb-dev)"; fail=1; }
-build test_fault tests/c/unit/test_fault.c $OSRC
+# the MDBCORE_FAULT constructor exists only in test builds (src/mdbcore/testlib/)
+build test_fault tests/c/unit/test_fault.c $OSRC $S/testlib/fault_env.c
 build test_lockfile tests/c/unit/test_lockfile.c $LSRC
 build test_check tests/c/unit/test_check.c $CSRC
 build mdbcheck tests/c/unit/tools/mdbcheck.c $CSRC
