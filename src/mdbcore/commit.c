@@ -68,8 +68,8 @@ static int txn_has_changes(MDB_txn *txn)
 {
     if (txn->dirty[0].pgno || txn->free_pgs[0] || (txn->flags & TXN_DIRTY))
         return 1;
-    for (MDB_dbi i = 0; i < txn->numdbs; i++)
-        if (txn->dbstate[i] & DBS_DIRTY)
+    for (MDB_dbi j = 0; j < txn->ntouched; j++)
+        if (txn->dbstate[txn->touched[j]] & DBS_DIRTY)
             return 1;
     return 0;
 }

@@ -203,6 +203,16 @@ void txn_reset(MDB_txn *txn);
 void txn_abort(MDB_txn *txn);
 int txn_commit(MDB_txn *txn);
 /* Nested txns (txn_nested.c). */
+/* Set up txn's state for handle dbi from the env's handle table (first use in this txn). */
+void txn_dbi_setup(MDB_txn *txn, MDB_dbi dbi);
+static inline void txn_dbi_ready(MDB_txn *txn, MDB_dbi dbi)
+{
+    if (txn->dbgen[dbi] != txn->gen)
+        txn_dbi_setup(txn, dbi);
+}
+/* Allocate a txn object with per-dbi arrays for n handles (none set up). */
+MDB_txn *txn_alloc(size_t n);
+void txn_cache_free(MDB_env *env);
 int txn_nested_begin(MDB_txn *parent, MDB_txn **out);
 int txn_nested_commit(MDB_txn *txn);
 void txn_nested_abort(MDB_txn *txn);

@@ -41,7 +41,10 @@ static int read_record(MDB_txn *txn, const MDB_val *name, db_record *rec, int *f
 
 int dbi_use(MDB_txn *txn, MDB_dbi dbi)
 {
-    if (dbi >= txn->numdbs || !(txn->dbstate[dbi] & DBS_VALID))
+    if (dbi >= txn->env->maxdbs)
+        return EINVAL;
+    txn_dbi_ready(txn, dbi);
+    if (!(txn->dbstate[dbi] & DBS_VALID))
         return EINVAL;
     if (txn->dbseq[dbi] != txn->env->dbseq[dbi])
         return MDB_BAD_DBI;
@@ -52,6 +55,17 @@ int dbi_use(MDB_txn *txn, MDB_dbi dbi)
         if (!found)
             return MDB_BAD_DBI;
         txn->dbstate[dbi] &= ~DBS_STALE;
+        if (txn->flags & TXN_RDONLY) {
+            MDB_env *env = txn->env;
+            pthread_mutex_lock(&env->dbi_mutex);
+            if (env->dbseq[dbi] == txn->dbseq[dbi]) {
+                db_info *d = &env->dbinfo[dbi];
+                d->rec = txn->dbs[dbi];
+                d->rec_txnid = txn->txnid;
+                d->rec_known = 1;
+            }
+            pthread_mutex_unlock(&env->dbi_mutex);
+        }
     }
     return 0;
 }
@@ -110,7 +124,7 @@ int dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out)
             continue;
         }
         if (d->name.mv_size == len && !memcmp(d->name.mv_data, name, len)) {
-            if (i < txn->numdbs && (txn->dbstate[i] & DBS_VALID)) {
+            if (txn->dbgen[i] == txn->gen && (txn->dbstate[i] & DBS_VALID)) {
                 pthread_mutex_unlock(&env->dbi_mutex);
                 if ((rc = dbi_use(txn, i)) != 0)
                     return rc;
@@ -152,6 +166,10 @@ int dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out)
 
     pthread_mutex_lock(&env->dbi_mutex);
     if (match && env->dbinfo[match].name.mv_data) {
+        if (txn->dbgen[match] != txn->gen) {
+            txn->dbgen[match] = txn->gen;
+            txn->touched[txn->ntouched++] = match;
+        }
         txn->dbseq[match] = env->dbseq[match];
         txn->dbs[match] = rec;
         txn->dbstate[match] = DBS_VALID | DBS_USRVALID | (created ? DBS_DIRTY : 0);
@@ -180,9 +198,14 @@ int dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out)
     d->name.mv_data = copy;
     d->name.mv_size = len;
     d->cmp = NULL;
+    d->rec_known = 0;
     d->dcmp = NULL;
     set_cmp(env, slot, rec.flags);
     env->dbseq[slot]++;
+    if (txn->dbgen[slot] != txn->gen) {
+        txn->dbgen[slot] = txn->gen;
+        txn->touched[txn->ntouched++] = slot;
+    }
     txn->dbseq[slot] = env->dbseq[slot];
     txn->dbs[slot] = rec;
     txn->dbstate[slot] = DBS_VALID | DBS_USRVALID | DBS_NEW | (created ? DBS_DIRTY : 0);
@@ -233,8 +256,10 @@ int dbi_drop(MDB_txn *txn, MDB_dbi dbi, int del)
 
 int dbi_save_all(MDB_txn *txn)
 {
-    for (MDB_dbi i = CORE_DBS; i < txn->numdbs; i++) {
-        if ((txn->dbstate[i] & (DBS_DIRTY | DBS_VALID)) != (DBS_DIRTY | DBS_VALID))
+    for (MDB_dbi j = 0; j < txn->ntouched; j++) {
+        MDB_dbi i = txn->touched[j];
+        if (i < CORE_DBS ||
+            (txn->dbstate[i] & (DBS_DIRTY | DBS_VALID)) != (DBS_DIRTY | DBS_VALID))
             continue;
         if (txn->dbseq[i] != txn->env->dbseq[i])
             return MDB_BAD_DBI;

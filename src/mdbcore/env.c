@@ -174,6 +174,7 @@ void env_close(MDB_env *env)
         for (MDB_dbi i = CORE_DBS; i < env->maxdbs; i++)
             free(env->dbinfo[i].name.mv_data);
     }
+    txn_cache_free(env);
     free(env->dbinfo);
     free(env->dbflags);
     free(env->dbseq);

@@ -40,6 +40,11 @@ typedef struct db_info {
     MDB_cmp_func *dcmp;  /* duplicate comparator (DUPSORT) */
     MDB_rel_func *rel;   /* stored, never called (as LMDB 0.9) */
     void *relctx;
+    /* The record as committed in snapshot rec_txnid, if rec_known (under dbi_mutex): read
+     * txns of that snapshot take it instead of searching MAIN (txn.c, dbi.c). */
+    int rec_known;
+    uint64_t rec_txnid;
+    db_record rec;
 } db_info;
 
 /* Per-txn state bits of a database handle (txn->dbstate[dbi]); txn.c/dbi.c write. */
@@ -76,6 +81,13 @@ struct MDB_txn {
     unsigned *dbseq;      /* per-dbi sequence numbers at open time, to detect reopen */
     MDB_cursor **cursors; /* write txns: per-dbi list of open cursors to fix up (cursor_track.c) */
     uint8_t *dbstate;     /* DBS_* per dbi */
+    /* dbs/dbseq/dbstate[i] mean something only once dbgen[i] == gen: a txn sets a handle
+     * up on first use (txn_dbi_ready), so begin/abort cost nothing per open database.
+     * touched[0..ntouched) lists the handles set up, for the walks of commit and abort. */
+    uint32_t *dbgen;
+    uint32_t gen;
+    MDB_dbi *touched;
+    MDB_dbi ntouched;
     MDB_dbi numdbs;       /* handles valid in this txn */
     unsigned flags;       /* TXN_* */
     unsigned dirty_room;  /* dirty entries left before MDB_TXN_FULL (dirty.c) */
@@ -179,6 +191,11 @@ struct MDB_env {
     void *userctx;
     MDB_assert_func *assert_fn;
     size_t max_dirty;     /* dirty list capacity before spilling */
+    /* Ended read txn objects kept for the next begin (txn.c), linked through ->child and
+     * guarded by dbi_mutex: their per-dbi arrays are maxdbs long, too big to allocate for
+     * each begin when there are thousands of databases. */
+    MDB_txn *rtxn_cache;
+    unsigned rtxn_cached;
 };
 
 #endif

@@ -112,17 +112,20 @@ static int renew_inner(MDB_txn *txn)
     txn->next_pgno = m->last_pg + 1;
     txn->first_new = txn->next_pgno;
     txn->flags &= TXN_RDONLY;
+    /* a new generation forgets every handle's state at once; they come back on first use */
+    if (++txn->gen == 0) {
+        memset(txn->dbgen, 0, env->maxdbs * sizeof(uint32_t));
+        txn->gen = 1;
+    }
+    txn->ntouched = 0;
+    for (MDB_dbi i = 0; i < CORE_DBS; i++) {
+        txn->dbgen[i] = txn->gen;
+        txn->touched[txn->ntouched++] = i;
+        txn->dbseq[i] = env->dbseq[i];
+        txn->dbstate[i] = DBS_VALID;
+    }
     pthread_mutex_lock(&env->dbi_mutex);
     txn->numdbs = env->numdbs;
-    for (MDB_dbi i = 0; i < env->maxdbs; i++) {
-        txn->dbseq[i] = env->dbseq[i];
-        if (i < CORE_DBS)
-            txn->dbstate[i] = DBS_VALID;
-        else if (i < env->numdbs && env->dbinfo[i].name.mv_data)
-            txn->dbstate[i] = DBS_VALID | DBS_USRVALID | DBS_STALE;
-        else
-            txn->dbstate[i] = 0;
-    }
     pthread_mutex_unlock(&env->dbi_mutex);
     if (txn->dbs[MAIN_DBI].root != P_INVALID && txn->dbs[MAIN_DBI].root >= txn->next_pgno)
         return CORRUPT_AT(txn->dbs[MAIN_DBI].root);
@@ -131,6 +134,96 @@ static int renew_inner(MDB_txn *txn)
     if (txn->next_pgno > env->file_pages)
         datafile_refresh_size(env);
     return 0;
+}
+
+void txn_dbi_setup(MDB_txn *txn, MDB_dbi dbi)
+{
+    MDB_env *env = txn->env;
+    txn->dbgen[dbi] = txn->gen;
+    txn->touched[txn->ntouched++] = dbi;
+    pthread_mutex_lock(&env->dbi_mutex);
+    txn->dbseq[dbi] = env->dbseq[dbi];
+    /* a handle the env holds now, even one opened after this txn began: its record is
+     * read from this txn's snapshot on use (STALE), so it works wherever the DB exists */
+    if (dbi < CORE_DBS)
+        txn->dbstate[dbi] = DBS_VALID;
+    else if (dbi < env->numdbs && env->dbinfo[dbi].name.mv_data) {
+        const db_info *d = &env->dbinfo[dbi];
+        /* same committed snapshot, same MAIN: the record another reader found is ours */
+        if ((txn->flags & TXN_RDONLY) && d->rec_known && d->rec_txnid == txn->txnid) {
+            txn->dbs[dbi] = d->rec;
+            txn->dbstate[dbi] = DBS_VALID | DBS_USRVALID;
+        } else {
+            txn->dbstate[dbi] = DBS_VALID | DBS_USRVALID | DBS_STALE;
+        }
+    } else
+        txn->dbstate[dbi] = 0;
+    if (txn->dbstate[dbi] && dbi >= txn->numdbs)
+        txn->numdbs = dbi + 1;
+    pthread_mutex_unlock(&env->dbi_mutex);
+}
+
+MDB_txn *txn_alloc(size_t n)
+{
+    /* calloc: dbgen starts at 0, never a live generation */
+    MDB_txn *txn = calloc(1, sizeof(*txn) + n * (sizeof(db_record) + sizeof(unsigned) +
+                                                 sizeof(uint32_t) + sizeof(MDB_dbi) + 1));
+    if (!txn)
+        return NULL;
+    txn->dbs = (db_record *)(txn + 1);
+    txn->dbseq = (unsigned *)(txn->dbs + n);
+    txn->dbgen = (uint32_t *)(txn->dbseq + n);
+    txn->touched = (MDB_dbi *)(txn->dbgen + n);
+    txn->dbstate = (uint8_t *)(txn->touched + n);
+    return txn;
+}
+
+#define RTXN_CACHE_MAX 4
+
+/* A read txn object from the env's cache (arrays and generation kept), else a new one. */
+static MDB_txn *rtxn_get(MDB_env *env)
+{
+    pthread_mutex_lock(&env->dbi_mutex);
+    MDB_txn *txn = env->rtxn_cache;
+    if (txn) {
+        env->rtxn_cache = txn->child;
+        env->rtxn_cached--;
+    }
+    pthread_mutex_unlock(&env->dbi_mutex);
+    if (!txn)
+        return txn_alloc(env->maxdbs);
+    MDB_txn keep = *txn;
+    memset(txn, 0, sizeof(*txn));
+    txn->dbs = keep.dbs;
+    txn->dbseq = keep.dbseq;
+    txn->dbgen = keep.dbgen;
+    txn->touched = keep.touched;
+    txn->dbstate = keep.dbstate;
+    txn->gen = keep.gen;
+    return txn;
+}
+
+static void rtxn_put(MDB_env *env, MDB_txn *txn)
+{
+    pthread_mutex_lock(&env->dbi_mutex);
+    if (env->rtxn_cached < RTXN_CACHE_MAX) {
+        txn->child = env->rtxn_cache;
+        env->rtxn_cache = txn;
+        env->rtxn_cached++;
+        txn = NULL;
+    }
+    pthread_mutex_unlock(&env->dbi_mutex);
+    free(txn);
+}
+
+void txn_cache_free(MDB_env *env)
+{
+    while (env->rtxn_cache) {
+        MDB_txn *next = env->rtxn_cache->child;
+        free(env->rtxn_cache);
+        env->rtxn_cache = next;
+    }
+    env->rtxn_cached = 0;
 }
 
 /* Give back what a txn holds; the handle itself survives (reset) unless free_it. */
@@ -149,7 +242,8 @@ static void txn_end(MDB_txn *txn, int free_it)
             }
         }
     } else if (!(txn->flags & TXN_FINISHED)) {
-        for (MDB_dbi i = 0; i < txn->numdbs; i++) {
+        for (MDB_dbi j = 0; j < txn->ntouched; j++) {
+            MDB_dbi i = txn->touched[j];
             MDB_cursor *c = txn->cursors[i];
             while (c) {
                 MDB_cursor *next = c->next;
@@ -171,8 +265,10 @@ static void txn_end(MDB_txn *txn, int free_it)
         idl_free(txn->free_pgs);
         idl_free(txn->reclaimed);
         free(txn->cursors);
+        free(txn);
+    } else {
+        rtxn_put(env, txn);
     }
-    free(txn);
 }
 
 /* Handles opened in this txn: keep them env-wide (commit) or forget them (abort). */
@@ -180,8 +276,9 @@ static void dbis_settle(MDB_txn *txn, int keep)
 {
     MDB_env *env = txn->env;
     pthread_mutex_lock(&env->dbi_mutex);
-    for (MDB_dbi i = CORE_DBS; i < txn->numdbs; i++) {
-        if (!(txn->dbstate[i] & DBS_NEW))
+    for (MDB_dbi j = 0; j < txn->ntouched; j++) {
+        MDB_dbi i = txn->touched[j];
+        if (i < CORE_DBS || !(txn->dbstate[i] & DBS_NEW))
             continue;
         if (keep) {
             env->dbflags[i] = txn->dbs[i].flags;
@@ -206,12 +303,9 @@ int txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **out)
     if (!rdonly && (env->flags & MDB_RDONLY))
         return EACCES;
     size_t n = env->maxdbs;
-    MDB_txn *txn = calloc(1, sizeof(*txn) + n * (sizeof(db_record) + sizeof(unsigned) + 1));
+    MDB_txn *txn = rdonly ? rtxn_get(env) : txn_alloc(n);
     if (!txn)
         return ENOMEM;
-    txn->dbs = (db_record *)(txn + 1);
-    txn->dbseq = (unsigned *)(txn->dbs + n);
-    txn->dbstate = (uint8_t *)(txn->dbseq + n);
     txn->env = env;
     txn->dbinfo = env->dbinfo;
     txn->flags = rdonly ? TXN_RDONLY : 0;
@@ -240,6 +334,10 @@ int txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **out)
                 txn->reader->txnid = (txnid_t)-1;
                 if (txn->owns_slot)
                     readers_release(txn->reader);
+            }
+            if (rdonly) {
+                rtxn_put(env, txn);
+                return rc;
             }
             if (!rdonly) {
                 free(txn->dirty);

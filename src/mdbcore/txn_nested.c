@@ -20,15 +20,15 @@
 
 static void parent_cursors_save(MDB_txn *p)
 {
-    for (MDB_dbi i = 0; i < p->numdbs; i++)
-        for (MDB_cursor *c = p->cursors[i]; c; c = c->next)
+    for (MDB_dbi j = 0; j < p->ntouched; j++)
+        for (MDB_cursor *c = p->cursors[p->touched[j]]; c; c = c->next)
             track_save_one(c);
 }
 
 static void parent_cursors_restore(MDB_txn *p)
 {
-    for (MDB_dbi i = 0; i < p->numdbs; i++)
-        for (MDB_cursor *c = p->cursors[i]; c; c = c->next)
+    for (MDB_dbi j = 0; j < p->ntouched; j++)
+        for (MDB_cursor *c = p->cursors[p->touched[j]]; c; c = c->next)
             track_restore_one(c);
 }
 
@@ -45,8 +45,8 @@ static pgno_list idl_copy(pgno_list src)
 static void child_free(MDB_txn *t)
 {
     if (t->cursors) {
-        for (MDB_dbi i = 0; i < t->env->maxdbs; i++) {
-            MDB_cursor *c = t->cursors[i];
+        for (MDB_dbi j = 0; j < t->ntouched; j++) {
+            MDB_cursor *c = t->cursors[t->touched[j]];
             while (c) {
                 MDB_cursor *next = c->next;
                 free(c->trk_key);
@@ -73,12 +73,9 @@ int txn_nested_begin(MDB_txn *parent, MDB_txn **out)
     if (parent->flags & TXN_BLOCKED)
         return MDB_BAD_TXN;
     size_t n = env->maxdbs;
-    MDB_txn *t = calloc(1, sizeof(*t) + n * (sizeof(db_record) + sizeof(unsigned) + 1));
+    MDB_txn *t = txn_alloc(n);
     if (!t)
         return ENOMEM;
-    t->dbs = (db_record *)(t + 1);
-    t->dbseq = (unsigned *)(t->dbs + n);
-    t->dbstate = (uint8_t *)(t->dbseq + n);
     t->env = env;
     t->parent = parent;
     t->dbinfo = env->dbinfo;
@@ -99,10 +96,17 @@ int txn_nested_begin(MDB_txn *parent, MDB_txn **out)
     t->pglast = parent->pglast;
     t->oldest = parent->oldest;
     t->numdbs = parent->numdbs;
-    memcpy(t->dbs, parent->dbs, n * sizeof(db_record));
-    memcpy(t->dbseq, parent->dbseq, n * sizeof(unsigned));
-    for (MDB_dbi i = 0; i < n; i++)
+    /* the parent's handles in use come along; the rest are set up from the env on first
+     * use, as the parent would have (it is blocked while we live) */
+    t->gen = 1;
+    for (MDB_dbi j = 0; j < parent->ntouched; j++) {
+        MDB_dbi i = parent->touched[j];
+        t->dbgen[i] = t->gen;
+        t->touched[t->ntouched++] = i;
+        t->dbs[i] = parent->dbs[i];
+        t->dbseq[i] = parent->dbseq[i];
         t->dbstate[i] = parent->dbstate[i] & ~(DBS_NEW | DBS_DIRTY);
+    }
     parent_cursors_save(parent);
     parent->child = t;
     parent->flags |= TXN_HAS_CHILD;
@@ -125,8 +129,11 @@ void txn_nested_abort(MDB_txn *t)
     MDB_env *env = t->env;
     /* handles first opened in the child are forgotten with it */
     pthread_mutex_lock(&env->dbi_mutex);
-    for (MDB_dbi i = CORE_DBS; i < t->numdbs; i++) {
-        if ((t->dbstate[i] & DBS_NEW) && !(i < t->parent->numdbs && (t->parent->dbstate[i] & DBS_VALID)) &&
+    MDB_txn *p = t->parent;
+    for (MDB_dbi j = 0; j < t->ntouched; j++) {
+        MDB_dbi i = t->touched[j];
+        if (i >= CORE_DBS && (t->dbstate[i] & DBS_NEW) &&
+            !(p->dbgen[i] == p->gen && (p->dbstate[i] & DBS_VALID)) &&
             env->dbseq[i] == t->dbseq[i]) {
             free(env->dbinfo[i].name.mv_data);
             memset(&env->dbinfo[i], 0, sizeof(env->dbinfo[i]));
@@ -188,8 +195,10 @@ int txn_nested_commit(MDB_txn *t)
         p->oldest = t->oldest;
         p->next_pgno = t->next_pgno;
         /* 4. records, handle state */
-        memcpy(p->dbs, t->dbs, t->env->maxdbs * sizeof(db_record));
-        for (MDB_dbi i = 0; i < t->numdbs; i++) {
+        for (MDB_dbi j = 0; j < t->ntouched; j++) {
+            MDB_dbi i = t->touched[j];
+            txn_dbi_ready(p, i);
+            p->dbs[i] = t->dbs[i];
             uint8_t keep = p->dbstate[i] & (DBS_NEW | DBS_DIRTY);
             p->dbstate[i] = t->dbstate[i] | keep;
             p->dbseq[i] = t->dbseq[i];
