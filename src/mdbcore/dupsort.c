@@ -199,7 +199,10 @@ static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in
         return EINVAL;
     if (key_in->mv_size == 0 || key_in->mv_size > env->maxkeysize)
         return MDB_BAD_VALSIZE;
-    if (data_in->mv_size > env->maxkeysize)
+    /* A duplicate is a key of the sub-tree, and keys are never empty.  LMDB 0.9.24 took an
+     * empty first value and then lost one of the two on the next put; the latest 0.9 refuses
+     * it up front, and so do we, for the first value as for every later one. */
+    if (data_in->mv_size == 0 || data_in->mv_size > env->maxkeysize)
         return MDB_BAD_VALSIZE;
     if (flags & MDB_RESERVE)
         return EINVAL;

@@ -86,6 +86,13 @@ def make_machine(backend: str) -> type:
 
         @rule(k=KEYS, v=DVALS)
         def dup_put(self, k, v):
+            if not v:
+                # A duplicate is a sub-tree key: empty ones are refused, as by LMDB 0.9.36,
+                # and the refused put leaves the database as it was.
+                with pytest.raises(mdb.BadValsizeError):
+                    with self.env.begin(write=True, db=self.dup) as t:
+                        t.put(k, v)
+                return
             with self.env.begin(write=True, db=self.dup) as t:
                 t.put(k, v)
             self.dups.setdefault(k, set()).add(v)
