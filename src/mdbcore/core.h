@@ -70,6 +70,15 @@ static inline void node_key(const node_header *n, MDB_val *k)
     k->mv_data = (void *)n->key;
 }
 
+/* LEAF2 pages and sub-pages (size bytes) keep LMDB's accounting: lower grows 2 bytes per
+ * key and upper - lower is the free space, so with 1-byte keys upper passes the size.
+ * Checked instead of upper <= size, once lower <= upper is known. */
+static inline int leaf2_bounds_ok(const page *p, size_t size)
+{
+    size_t keys = PAGEHDRSZ + (size_t)PG_NKEYS(p) * p->leaf2_ksize;
+    return p->leaf2_ksize && keys <= size &&
+           (size_t)(p->u.bounds.upper - p->u.bounds.lower) == size - keys;
+}
 void page_init(page *p, pgno_t pgno, unsigned flags, unsigned psize);
 /* Bytes a leaf node takes (slot included) and whether its data must go to overflow. */
 size_t node_leaf_size(const MDB_env *env, size_t ksize, size_t dsize, int *big);

@@ -106,10 +106,8 @@ int xcursor_load(MDB_cursor *mc, node_header *n)
     page *sp = (page *)x->subpage;
     unsigned lo = sp->u.bounds.lower, up = sp->u.bounds.upper;
     if (!(sp->flags & P_LEAF) || !(sp->flags & P_SUBP) || lo < PAGEHDRSZ || (lo & 1) ||
-        lo > up || (up > ds && !(sp->flags & P_LEAF2)) || lo == PAGEHDRSZ)
-        return CORRUPT_AT(mc->pg[mc->top]->pgno);
-    if ((sp->flags & P_LEAF2) &&
-        (!sp->leaf2_ksize || PAGEHDRSZ + (size_t)PG_NKEYS(sp) * sp->leaf2_ksize > ds))
+        lo > up || lo == PAGEHDRSZ ||
+        ((sp->flags & P_LEAF2) ? !leaf2_bounds_ok(sp, ds) : up > ds))
         return CORRUPT_AT(mc->pg[mc->top]->pgno);
     memset(&x->db, 0, sizeof(x->db));
     x->db.pad = sp->leaf2_ksize;

@@ -140,11 +140,8 @@ int page_check(const MDB_env *env, const page *p, pgno_t pgno)
     if (f != P_BRANCH && f != P_LEAF && f != (P_LEAF | P_LEAF2))
         return CORRUPT_AT(pgno);
     unsigned lo = p->u.bounds.lower, up = p->u.bounds.upper;
-    /* on LEAF2 pages with 1-byte keys upper legitimately passes the page size */
-    if (lo < PAGEHDRSZ || (lo & 1) || lo > up || (up > env->psize && !(f & P_LEAF2)))
-        return CORRUPT_AT(pgno);
-    if ((f & P_LEAF2) &&
-        (!p->leaf2_ksize || PAGEHDRSZ + (size_t)PG_NKEYS(p) * p->leaf2_ksize > env->psize))
+    if (lo < PAGEHDRSZ || (lo & 1) || lo > up ||
+        ((f & P_LEAF2) ? !leaf2_bounds_ok(p, env->psize) : up > env->psize))
         return CORRUPT_AT(pgno);
     if (f == P_BRANCH && lo == PAGEHDRSZ)
         return CORRUPT_AT(pgno);
