@@ -115,11 +115,11 @@ static int split_leaf2(MDB_cursor *mc, const MDB_val *key, int append)
     memcpy(all, base, idx * ks);
     memcpy(all + idx * ks, key->mv_data, ks);
     memcpy(all + (idx + 1) * ks, base + idx * ks, (nk - idx) * ks);
-    int rightmost = 1;
-    for (unsigned l = 0; l < mc->top; l++)
-        if ((unsigned)mc->ki[l] + 1 != PG_NKEYS(mc->pg[l]))
-            rightmost = 0;
-    unsigned s = ((append || rightmost) && idx == nk) ? nk : (nk + 1) / 2;
+    /* LMDB's cut, so GET_MULTIPLE/NEXT_MULTIPLE hand out the same page-sized batches: the
+     * first half (rounded up) of the old keys stays, plus the new key if it falls there;
+     * only an explicit append leaves the old page whole */
+    unsigned half = (nk + 1) / 2;
+    unsigned s = (append && idx == nk) ? nk : half + (idx < half ? 1 : 0);
     page *rp;
     int rc = page_alloc(txn, 1, P_LEAF | P_LEAF2, &rp);
     if (rc) {

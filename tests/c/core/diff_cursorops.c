@@ -3,7 +3,8 @@
  * past the end, just after a delete) on plain, DUPSORT, DUPFIXED and DUPFIXED-sub-DB
  * databases; prints the result and where the cursor was left.  Built twice by run.sh, with
  * Debian's LMDB 0.9.24 and with ours: the outputs must be identical (the *_DUP ops on a
- * plain DB, *_MULTIPLE without DUPFIXED, PREV_DUP from nowhere were the cases we got wrong).
+ * plain DB, *_MULTIPLE without DUPFIXED, PREV_DUP from nowhere were the cases we got wrong;
+ * the 3000-value DUPFIXED keys also pin where LEAF2 pages split: *_MULTIPLE batches show it).
  *   diff_cursorops WORKDIR > out.txt
  */
 #include <stdio.h>
@@ -28,7 +29,7 @@ int main(int argc, char **argv) {
   unsigned fl[] = {0, MDB_DUPSORT, MDB_DUPSORT|MDB_DUPFIXED, MDB_DUPSORT, MDB_DUPSORT|MDB_DUPFIXED};
   for (int i = 0; i < 5; i++) {
     mdb_dbi_open(txn, names[i], MDB_CREATE|fl[i], &dbs[i]);
-    for (int k = 0; k < 4; k++) for (int j = 0; j < (i == 4 ? (k == 1 ? 3000 : 2) : i == 3 ? (k % 2 ? 1 : 3) : i ? 3 : 1); j++) {
+    for (int k = 0; k < 4; k++) for (int j = 0; j < (i == 4 ? (k == 3 || k == 1 ? 3000 : 2) : i == 3 ? (k % 2 ? 1 : 3) : i ? 3 : 1); j++) {
       char kb[8], vb[8]; sprintf(kb, "k%d", k); sprintf(vb, "v%03d", j%1000); if (j>=1000) vb[0]=(char)('a'+j/1000);
       MDB_val K = {2, kb}, V = {i == 4 ? 4 : 2, vb}; mdb_put(txn, dbs[i], &K, &V, 0);
     }
