@@ -50,6 +50,15 @@ int track_save_one(MDB_cursor *c)
             c->trk_key[2 * MDB_MAXKEYSIZE_DEFAULT] = (uint8_t)(d.mv_size & 0xff);
             c->trk_key[2 * MDB_MAXKEYSIZE_DEFAULT + 1] = (uint8_t)(1 | ((d.mv_size >> 8) << 1));
         }
+    } else if (c->xcursor && !(n->flags & (F_DUPDATA | F_BIGDATA | F_SUBDATA)) &&
+               node_dsize(n) <= MDB_MAXKEYSIZE_DEFAULT) {
+        /* A key's only value is plain node data.  Save it as the duplicate too: a put
+         * under this key turns the node into a sub-page, and the cursor must stay on this
+         * value rather than land on whichever sorts first. */
+        size_t sz = node_dsize(n);
+        memcpy(c->trk_key + MDB_MAXKEYSIZE_DEFAULT, node_data(n), sz);
+        c->trk_key[2 * MDB_MAXKEYSIZE_DEFAULT] = (uint8_t)(sz & 0xff);
+        c->trk_key[2 * MDB_MAXKEYSIZE_DEFAULT + 1] = (uint8_t)(1 | ((sz >> 8) << 1));
     }
     return 0;
 }

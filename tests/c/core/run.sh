@@ -23,7 +23,7 @@ else
   CFLAGS="-O1 -g -Wall -Wextra -Isrc/mdbcore"
   LIBS="build/libmdbcore.a -pthread"
 fi
-for t in test_btree test_cursors test_api test_steady test_gen_writer test_corrupt test_dead_writer test_ioerr test_threads test_nested test_regress dump_tool check_tool; do
+for t in test_btree test_cursors test_dupcursors test_api test_steady test_gen_writer test_corrupt test_dead_writer test_ioerr test_threads test_nested test_regress dump_tool check_tool; do
   cc $CFLAGS -o "$OUT/$t" "tests/c/core/$t.c" $LIBS
 done
 OPS=30000; SEEDS="1 2 3 4"
@@ -37,6 +37,7 @@ for f in writemap nometasync notls nolock; do
   "$OUT/test_btree" "$WORK/bt$f" "$i" $((OPS / 3)) "$f"
 done
 "$OUT/test_cursors" "$WORK/cur" 1
+"$OUT/test_dupcursors" "$WORK/dupcur" 1 20000
 "$OUT/test_api" "$WORK/api"
 "$OUT/test_regress" "$WORK/regress"
 # MDBCORE_FAULT arms the fault seam in the test library only, never in the production one
@@ -56,7 +57,7 @@ fi
 "$OUT/test_corrupt" "$WORK/cur/data.mdb" "$WORK/corrupt" 500 1
 "$OUT/test_corrupt" "$WORK/bt1/data.mdb" "$WORK/corrupt" 200 2
 if command -v mdb_stat >/dev/null 2>&1; then
-  for d in "$WORK/bt1" "$WORK/cur" "$WORK/api/copy"; do
+  for d in "$WORK/bt1" "$WORK/cur" "$WORK/dupcur" "$WORK/api/copy"; do
     mdb_stat -efa "$d" >/dev/null
     diff -q "$(mdb_dump -a "$d" > "$WORK/real.txt"; echo "$WORK/real.txt")" \
             "$("$OUT/dump_tool" -a "$d" > "$WORK/ours.txt"; echo "$WORK/ours.txt")"
