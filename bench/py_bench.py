@@ -7,9 +7,12 @@ durability, one write transaction per put phase (commit included).
 
     python bench/py_bench.py [-n N] [--repeat R] [--impl mdb-cext,mdb-cffi,py-lmdb]
 
-Prints ops/s (median of R runs) per operation and implementation, and the ratio
-of each mdb backend to py-lmdb.  The conditions (machine, Python, engines) are
-printed first.  py-lmdb is skipped if it is not installed.
+Rounds are interleaved: each round runs every implementation once, the order
+rotating from round to round, so a noisy neighbour slows all of them alike.
+Prints ops/s (median of R rounds) per operation and implementation, and for each
+mdb backend the median of its per-round ratios to py-lmdb with their spread
+(min..max).  The conditions (machine, Python, engines) are printed first.
+py-lmdb is skipped if it is not installed.
 """
 
 from __future__ import annotations
@@ -130,26 +133,39 @@ def main() -> int:
     print(f"# mdb engine={mdb.backend_features['engine']} version={mdb.version()}")
     if "py-lmdb" in mods:
         print(f"# py-lmdb {mods['py-lmdb'].__version__} engine={mods['py-lmdb'].version()}")
-    results: dict[str, dict[str, float]] = {}
-    for name, mod in mods.items():
-        runs = [run_once(mod, args.n, keys, order, val) for _ in range(args.repeat)]
-        results[name] = {op: statistics.median(r[op] for r in runs) for op in runs[0]}
-    ops = list(next(iter(results.values())))
-    names = list(results)
+    names = list(mods)
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+    for rnd in range(args.repeat):
+        shift = rnd % len(names)
+        for name in names[shift:] + names[:shift]:
+            runs[name].append(run_once(mods[name], args.n, keys, order, val))
+        print(
+            f"# round {rnd + 1}: "
+            + "  ".join(
+                f"{name} " + " ".join(f"{v / 1e6:.2f}M" for v in runs[name][-1].values())
+                for name in names
+            ),
+            flush=True,
+        )
+    ops = list(runs[names[0]][0])
+    base = "py-lmdb" if "py-lmdb" in runs else None
+    others = [n for n in names if n != base]
     print(
         f"{'operation (ops/s)':<20}"
         + "".join(f"{n:>14}" for n in names)
-        + (
-            "".join(f"{n + '/py-lmdb':>22}" for n in names if n != "py-lmdb")
-            if "py-lmdb" in results
-            else ""
-        )
+        + ("".join(f"{n + '/py-lmdb median (min..max)':>38}" for n in others) if base else "")
     )
     for op in ops:
-        line = f"{op:<20}" + "".join(f"{results[n][op] / 1e6:>13.2f}M" for n in names)
-        if "py-lmdb" in results:
-            base = results["py-lmdb"][op]
-            line += "".join(f"{results[n][op] / base:>22.2f}" for n in names if n != "py-lmdb")
+        line = f"{op:<20}" + "".join(
+            f"{statistics.median(r[op] for r in runs[n]) / 1e6:>13.2f}M" for n in names
+        )
+        if base:
+            for n in others:
+                ratios = [a[op] / b[op] for a, b in zip(runs[n], runs[base])]
+                spread = (
+                    f"{statistics.median(ratios):.2f} ({min(ratios):.2f}..{max(ratios):.2f})"
+                )
+                line += f"{spread:>38}"
         print(line)
     return 0
 

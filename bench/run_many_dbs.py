@@ -29,34 +29,11 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-BUILD = os.path.join(ROOT, "build")
-OUT = os.path.join(BUILD, "bench")
-SRC = os.path.join(HERE, "many_dbs.c")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import build  # noqa: E402
+
 DEFAULT_ITERS = {10: 1_000_000, 100: 1_000_000, 1000: 1_000_000, 10000: 100_000,
                  100000: 2_000}
-
-
-def build(lib):
-    os.makedirs(OUT, exist_ok=True)
-    exe = os.path.join(OUT, f"many_dbs-{lib}")
-    cc = os.environ.get("CC", "cc")
-    if lib == "system":
-        cmd = [cc, "-O2", "-Wall", "-Wextra", "-Werror", SRC, "-llmdb", "-o", exe]
-    else:
-        inc, compat = os.path.join(BUILD, "include"), os.path.join(BUILD, "compat")
-        if not os.path.exists(os.path.join(compat, "liblmdb.so.0")):
-            sys.exit("run_many_dbs: build/compat/liblmdb.so.0 missing: run `make lib`")
-        cmd = [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-I" + inc, SRC, "-L" + compat,
-               "-llmdb", "-Wl,-rpath," + compat, "-o", exe]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode:
-        sys.exit(f"run_many_dbs: build for {lib} failed:\n{r.stderr}")
-    ldd = subprocess.run(["ldd", exe], capture_output=True, text=True).stdout
-    loaded = [ln.split("=>")[1].split("(")[0].strip() for ln in ldd.splitlines()
-              if "liblmdb" in ln]
-    return exe, os.path.realpath(loaded[0]) if loaded else "?"
 
 
 def run(exe, ndbs, bi, ri):
@@ -86,7 +63,7 @@ def main():
     a = ap.parse_args()
     counts = [int(c) for c in a.counts.split(",")]
     libs = a.libs.split(",")
-    exes = {lib: build(lib) for lib in libs}
+    exes = {lib: build("many_dbs.c", lib) for lib in libs}
     for lib, (exe, so) in exes.items():
         print(f"{lib:6s}: {exe} -> {so}")
     iters = {n: max(1, int(DEFAULT_ITERS.get(n, 100_000) * a.scale)) for n in counts}

@@ -93,10 +93,26 @@ void page_del_node(page *p, unsigned idx, unsigned psize);
 size_t page_used(const page *p, unsigned psize);
 /* Header sanity of a page fetched for reading; 0 or MDB_CORRUPTED. */
 int page_check(const MDB_env *env, const page *p, pgno_t pgno);
-/* Node i lies inside the page and its key/data fit; 0 or MDB_CORRUPTED. */
-int node_check(const MDB_env *env, const page *p, unsigned i);
-/* The same against an explicit page size (sub-pages are smaller than env->psize). */
-int node_check_in(const page *p, unsigned i, size_t limit);
+/* Node i lies inside a page of `limit` bytes (sub-pages are smaller than env->psize) and
+ * its key and data (or overflow pgno) fit; 0 or MDB_CORRUPTED.  Inline: every probe of
+ * every search runs it, and the node is about to be read anyway. */
+static inline int node_check_in(const page *p, unsigned i, size_t limit)
+{
+    unsigned off = p->slots[i];
+    if (off < p->u.bounds.upper || (off & 1) || off + NODESIZE > limit)
+        return CORRUPT_AT(p->pgno);
+    const node_header *n = (const node_header *)((const uint8_t *)p + off);
+    size_t end = off + NODESIZE + n->ksize;
+    if (IS_LEAF(p))
+        end += (n->flags & F_BIGDATA) ? sizeof(pgno_t) : node_dsize(n);
+    if (end > limit)
+        return CORRUPT_AT(p->pgno);
+    return 0;
+}
+static inline int node_check(const MDB_env *env, const page *p, unsigned i)
+{
+    return node_check_in(p, i, env->psize);
+}
 /* Key i of a leaf page (node or packed LEAF2 key), validated. */
 int leaf_key(const MDB_cursor *mc, const page *p, unsigned i, MDB_val *k);
 
@@ -106,6 +122,30 @@ int cmp_lex_rev(const MDB_val *a, const MDB_val *b);
 int cmp_int(const MDB_val *a, const MDB_val *b);
 int cmp_size(const MDB_val *a, const MDB_val *b);
 MDB_cmp_func *cmp_for_keys(unsigned dbflags);
+/* Sign of the byte-wise order of a and b, 8 bytes at a time as big-endian words: most
+ * keys are decided in a compare or two, with no call.  cmp_lex's order exactly. */
+static inline int cmp_lex_sign(const MDB_val *a, const MDB_val *b)
+{
+    const uint8_t *x = (const uint8_t *)a->mv_data, *y = (const uint8_t *)b->mv_data;
+    size_t n = a->mv_size < b->mv_size ? a->mv_size : b->mv_size;
+    for (; n >= 8; n -= 8, x += 8, y += 8) {
+        uint64_t u, v;
+        memcpy(&u, x, 8);
+        memcpy(&v, y, 8);
+        if (u != v)
+            return __builtin_bswap64(u) < __builtin_bswap64(v) ? -1 : 1;
+    }
+    for (; n; n--, x++, y++)
+        if (*x != *y)
+            return *x < *y ? -1 : 1;
+    return a->mv_size < b->mv_size ? -1 : a->mv_size > b->mv_size;
+}
+/* What the searches call: the default order inline, any other through its pointer.  Only
+ * the sign of the result may be used. */
+static inline int cmp_keys(MDB_cmp_func *cmp, const MDB_val *a, const MDB_val *b)
+{
+    return cmp == cmp_lex ? cmp_lex_sign(a, b) : cmp(a, b);
+}
 MDB_cmp_func *cmp_for_dups(unsigned dbflags);
 
 /* ============================== L1: meta and datafile ============================== */
@@ -164,6 +204,10 @@ void page_release(MDB_env *env, page *p);
 int dirty_add(MDB_txn *txn, page *p);
 void dirty_drop(MDB_txn *txn, pgno_t pgno); /* remove the entry, free nothing */
 void dirty_release_all(MDB_txn *txn);
+/* Empty the list without releasing the pages (a nested commit handed them over). */
+void dirty_disown(MDB_txn *txn);
+/* Free the dirty list and its index (the txn is going away). */
+void dirty_list_free(MDB_txn *txn);
 /* Make every page on the cursor's path writable (copy-on-write). */
 int cursor_touch(MDB_cursor *mc);
 /* A page (or run) leaves the tree.  p may be NULL if the caller has no pointer. */

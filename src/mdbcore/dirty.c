@@ -7,6 +7,12 @@
  * pgno.  A loose page is a dirty page freed in this txn: it stays in the list (flag
  * P_LOOSE, never written) and is reused first.  A freed clean page goes to free_pgs,
  * because older snapshots may still read it.
+ *
+ * The list is kept sorted by pgno (commit writes it in file order) and is mirrored by an
+ * open-addressing hash (txn->dirty_index, linear probing, at most half full): every page
+ * a write txn reads is first looked up here, and a hash probe costs one cache miss where a
+ * binary search over tens of thousands of entries costs a dozen.  Both always hold the
+ * same entries; pgno 0 (a meta page, never dirty) marks an empty slot.
  */
 #include <stdlib.h>
 
@@ -28,19 +34,79 @@ static size_t dl_lower_bound(MDB_txn *txn, pgno_t pgno)
     return lo;
 }
 
+#define INDEX_MIN_BITS 6
+
+static inline size_t index_home(pgno_t pgno, unsigned bits)
+{
+    return (size_t)(((uint64_t)pgno * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
+static void index_put(dirty_entry *ix, unsigned bits, pgno_t pgno, page *pg)
+{
+    size_t mask = ((size_t)1 << bits) - 1;
+    size_t i = index_home(pgno, bits);
+    while (ix[i].pgno && ix[i].pgno != pgno)
+        i = (i + 1) & mask;
+    ix[i].pgno = pgno;
+    ix[i].pg = pg;
+}
+
+/* Room for `want` entries at most half full: a new table filled from the sorted list. */
+static int index_reserve(MDB_txn *txn, size_t want)
+{
+    unsigned bits = txn->dirty_index ? txn->dirty_index_bits : INDEX_MIN_BITS;
+    while (((size_t)1 << bits) < 2 * want)
+        bits++;
+    if (txn->dirty_index && bits == txn->dirty_index_bits)
+        return 0;
+    dirty_entry *ix = calloc((size_t)1 << bits, sizeof(dirty_entry));
+    if (!ix)
+        return ENOMEM;
+    for (size_t k = 1; k <= DL_COUNT(txn); k++)
+        index_put(ix, bits, txn->dirty[k].pgno, txn->dirty[k].pg);
+    free(txn->dirty_index);
+    txn->dirty_index = ix;
+    txn->dirty_index_bits = bits;
+    return 0;
+}
+
+/* Linear-probing delete: pull later entries of the probe run back over the hole, so a
+ * lookup never stops early at an emptied slot. */
+static void index_remove(MDB_txn *txn, pgno_t pgno)
+{
+    dirty_entry *ix = txn->dirty_index;
+    unsigned bits = txn->dirty_index_bits;
+    size_t mask = ((size_t)1 << bits) - 1;
+    size_t i = index_home(pgno, bits);
+    while (ix[i].pgno != pgno) {
+        if (!ix[i].pgno)
+            return;
+        i = (i + 1) & mask;
+    }
+    for (size_t j = (i + 1) & mask; ix[j].pgno; j = (j + 1) & mask) {
+        size_t home = index_home(ix[j].pgno, bits);
+        /* ix[j] may move to the hole at i unless its home lies cyclically in (i, j] */
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            ix[i] = ix[j];
+            i = j;
+        }
+    }
+    ix[i].pgno = 0;
+    ix[i].pg = NULL;
+}
+
 page *dirty_find(MDB_txn *txn, pgno_t pgno)
 {
-    if (!txn->dirty)
-        return NULL;
-    size_t n = DL_COUNT(txn);
-    if (n == 0)
-        return NULL;
-    if (txn->dirty[n].pgno == pgno)
-        return txn->dirty[n].pg;
-    size_t i = dl_lower_bound(txn, pgno);
-    if (i <= n && txn->dirty[i].pgno == pgno)
-        return txn->dirty[i].pg;
-    return NULL;
+    const dirty_entry *ix = txn->dirty_index;
+    if (!ix)
+        return NULL; /* nothing was ever added */
+    size_t mask = ((size_t)1 << txn->dirty_index_bits) - 1;
+    for (size_t i = index_home(pgno, txn->dirty_index_bits);; i = (i + 1) & mask) {
+        if (ix[i].pgno == pgno)
+            return ix[i].pg;
+        if (!ix[i].pgno)
+            return NULL;
+    }
 }
 
 page *dirty_find_chain(MDB_txn *txn, pgno_t pgno, int *own)
@@ -106,11 +172,15 @@ int dirty_add(MDB_txn *txn, page *p)
         txn->dirty = d;
         txn->dirty_cap = cap;
     }
+    int rc = index_reserve(txn, n + 1);
+    if (rc)
+        return rc;
     size_t i = (n == 0 || txn->dirty[n].pgno < p->pgno) ? n + 1 : dl_lower_bound(txn, p->pgno);
     memmove(&txn->dirty[i + 1], &txn->dirty[i], (n + 1 - i) * sizeof(dirty_entry));
     txn->dirty[i].pgno = p->pgno;
     txn->dirty[i].pg = p;
     DL_COUNT(txn) = n + 1;
+    index_put(txn->dirty_index, txn->dirty_index_bits, p->pgno, p);
     return 0;
 }
 
@@ -122,6 +192,7 @@ void dirty_drop(MDB_txn *txn, pgno_t pgno)
         return;
     memmove(&txn->dirty[i], &txn->dirty[i + 1], (n - i) * sizeof(dirty_entry));
     DL_COUNT(txn) = n - 1;
+    index_remove(txn, pgno);
 }
 
 void page_release(MDB_env *env, page *p)
@@ -137,8 +208,25 @@ void dirty_release_all(MDB_txn *txn)
     for (size_t i = 1; i <= DL_COUNT(txn); i++)
         page_release(txn->env, txn->dirty[i].pg);
     DL_COUNT(txn) = 0;
+    free(txn->dirty_index);
+    txn->dirty_index = NULL;
     txn->loose_pgs = NULL;
     txn->loose_count = 0;
+}
+
+void dirty_disown(MDB_txn *txn)
+{
+    DL_COUNT(txn) = 0;
+    free(txn->dirty_index);
+    txn->dirty_index = NULL;
+}
+
+void dirty_list_free(MDB_txn *txn)
+{
+    free(txn->dirty);
+    txn->dirty = NULL;
+    free(txn->dirty_index);
+    txn->dirty_index = NULL;
 }
 
 int page_free(MDB_txn *txn, pgno_t pgno, unsigned npages)

@@ -75,6 +75,8 @@ struct MDB_txn {
     int loose_count;
     pgno_list spill_pgs;  /* spilled page numbers, shifted left 1 (dirty.c) */
     dirty_list dirty;     /* write txns: dirty pages (dirty.c) */
+    dirty_entry *dirty_index;   /* hash of `dirty` by pgno, NULL until the first add (dirty.c) */
+    unsigned dirty_index_bits;  /* the hash has 2^bits slots */
     reader_slot *reader;  /* read txns: our slot in lock.mdb (readers.c) */
     db_info *dbinfo;      /* == env->dbinfo */
     db_record *dbs;       /* per-txn copies of each database's root record */

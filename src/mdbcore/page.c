@@ -147,22 +147,3 @@ int page_check(const MDB_env *env, const page *p, pgno_t pgno)
         return CORRUPT_AT(pgno);
     return 0;
 }
-
-int node_check_in(const page *p, unsigned i, size_t limit)
-{
-    unsigned off = p->slots[i];
-    if (off < p->u.bounds.upper || (off & 1) || off + NODESIZE > limit)
-        return CORRUPT_AT(p->pgno);
-    const node_header *n = (const node_header *)((const uint8_t *)p + off);
-    size_t end = off + NODESIZE + n->ksize;
-    if (IS_LEAF(p))
-        end += (n->flags & F_BIGDATA) ? sizeof(pgno_t) : node_dsize(n);
-    if (end > limit)
-        return CORRUPT_AT(p->pgno);
-    return 0;
-}
-
-int node_check(const MDB_env *env, const page *p, unsigned i)
-{
-    return node_check_in(p, i, env->psize);
-}

@@ -261,7 +261,7 @@ static void txn_end(MDB_txn *txn, int free_it)
     if (!free_it)
         return;
     if (!(txn->flags & TXN_RDONLY)) {
-        free(txn->dirty);
+        dirty_list_free(txn);
         idl_free(txn->free_pgs);
         idl_free(txn->reclaimed);
         free(txn->cursors);
@@ -316,7 +316,7 @@ int txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **out)
         txn->reclaimed = idl_alloc(256);
         txn->cursors = calloc(n, sizeof(MDB_cursor *));
         if (!txn->dirty || !txn->free_pgs || !txn->reclaimed || !txn->cursors) {
-            free(txn->dirty);
+            dirty_list_free(txn);
             idl_free(txn->free_pgs);
             idl_free(txn->reclaimed);
             free(txn->cursors);
@@ -340,7 +340,7 @@ int txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **out)
                 return rc;
             }
             if (!rdonly) {
-                free(txn->dirty);
+                dirty_list_free(txn);
                 idl_free(txn->free_pgs);
                 idl_free(txn->reclaimed);
                 free(txn->cursors);

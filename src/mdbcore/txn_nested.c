@@ -55,7 +55,7 @@ static void child_free(MDB_txn *t)
             }
         }
     }
-    free(t->dirty);
+    dirty_list_free(t);
     idl_free(t->free_pgs);
     idl_free(t->reclaimed);
     idl_free(t->parent_freed);
@@ -166,12 +166,12 @@ int txn_nested_commit(MDB_txn *t)
     if (rc) {
         /* the parent already owns part of our pages: it can only be aborted now */
         p->flags |= TXN_ERROR;
-        t->dirty[0].pgno = 0;
+        dirty_disown(t);
         detach(t);
         child_free(t);
         return rc;
     }
-    t->dirty[0].pgno = 0; /* now the parent's */
+    dirty_disown(t); /* the pages are now the parent's */
     /* 2. loose pages travel with their dirty entries; relink them in the parent */
     for (page *lp = t->loose_pgs; lp;) {
         page *next = *(page **)((uint8_t *)lp + PAGEHDRSZ);
