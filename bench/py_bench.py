@@ -7,7 +7,8 @@ durability, one write transaction per put phase (commit included).
 
     python bench/py_bench.py [-n N] [--repeat R] [--impl mdb-cext,mdb-cffi,py-lmdb]
 
-Rounds are interleaved: each round runs every implementation once, the order
+After one short unrecorded warm-up run of each implementation, rounds are
+interleaved: each round runs every implementation once, the order
 rotating from round to round, so a noisy neighbour slows all of them alike.
 Prints ops/s (median of R rounds) per operation and implementation, and for each
 mdb backend the median of its per-round ratios to py-lmdb with their spread
@@ -115,7 +116,7 @@ def run_once(
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=1_000_000)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--impl", default="mdb-cext,mdb-cffi,py-lmdb")
     ap.add_argument("--seed", type=int, default=42)
     args = ap.parse_args()
@@ -134,6 +135,11 @@ def main() -> int:
     if "py-lmdb" in mods:
         print(f"# py-lmdb {mods['py-lmdb'].__version__} engine={mods['py-lmdb'].version()}")
     names = list(mods)
+    # One short unrecorded run each first: the first run in a process pays for the heap
+    # and page-cache warm-up, which is not what the rounds compare.
+    warm = max(1, args.n // 10)
+    for name in names:
+        run_once(mods[name], warm, keys[:warm], order[:warm], val)
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     for rnd in range(args.repeat):
         shift = rnd % len(names)
@@ -162,9 +168,7 @@ def main() -> int:
         if base:
             for n in others:
                 ratios = [a[op] / b[op] for a, b in zip(runs[n], runs[base])]
-                spread = (
-                    f"{statistics.median(ratios):.2f} ({min(ratios):.2f}..{max(ratios):.2f})"
-                )
+                spread = f"{statistics.median(ratios):.2f} ({min(ratios):.2f}..{max(ratios):.2f})"
                 line += f"{spread:>38}"
         print(line)
     return 0
