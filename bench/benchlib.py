@@ -1,6 +1,7 @@
 """benchlib.py -- shared by the C benchmark drivers in bench/: build one C source twice,
 against Debian's liblmdb ("system") and against our build/compat/liblmdb.so ("ours"),
 and summarise interleaved rounds as a median ratio with its spread."""
+
 import os
 import statistics
 import subprocess
@@ -25,18 +26,29 @@ def build(src, lib, opt="-O2"):
         inc, compat = os.path.join(BUILD, "include"), os.path.join(BUILD, "compat")
         if not os.path.exists(os.path.join(compat, "liblmdb.so.0")):
             sys.exit(f"{stem}: build/compat/liblmdb.so.0 missing: run `make lib`")
-        cmd = [cc, opt, "-g", "-Wall", "-Wextra", "-Werror", "-I" + inc, path, "-L" + compat,
-               "-llmdb", "-Wl,-rpath," + compat, "-o", exe]
+        cmd = [
+            cc,
+            opt,
+            "-g",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-I" + inc,
+            path,
+            "-L" + compat,
+            "-llmdb",
+            "-Wl,-rpath," + compat,
+            "-o",
+            exe,
+        ]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         sys.exit(f"{stem}: build for {lib} failed:\n{r.stderr}")
     ldd = subprocess.run(["ldd", exe], capture_output=True, text=True).stdout
-    loaded = [ln.split("=>")[1].split("(")[0].strip() for ln in ldd.splitlines()
-              if "liblmdb" in ln]
+    loaded = [ln.split("=>")[1].split("(")[0].strip() for ln in ldd.splitlines() if "liblmdb" in ln]
     return exe, os.path.realpath(loaded[0]) if loaded else "?"
 
 
 def ratio_summary(ratios):
     """'median (min..max)' of per-round ratios."""
-    return (f"{statistics.median(ratios):.2f} "
-            f"({min(ratios):.2f}..{max(ratios):.2f})")
+    return f"{statistics.median(ratios):.2f} ({min(ratios):.2f}..{max(ratios):.2f})"

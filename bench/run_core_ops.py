@@ -10,6 +10,7 @@ operation it prints each library's median ops/s and the median of the per-round 
 ours/system with their spread (min..max): on a shared machine one absolute time means
 little, the ratio of neighbouring runs means more.
 """
+
 import argparse
 import os
 import shutil
@@ -25,8 +26,9 @@ from benchlib import build, ratio_summary  # noqa: E402
 def run(exe, n, seed):
     d = tempfile.mkdtemp(prefix="core-ops-")
     try:
-        r = subprocess.run([exe, d, str(n), str(seed)], capture_output=True, text=True,
-                           timeout=3600)
+        r = subprocess.run(
+            [exe, d, str(n), str(seed)], capture_output=True, text=True, timeout=3600
+        )
         if r.returncode:
             raise RuntimeError(f"{exe}: exit {r.returncode}: {r.stderr.strip()}")
         return {name: float(v) for name, v in (ln.split() for ln in r.stdout.splitlines())}
@@ -47,11 +49,16 @@ def main():
         print(f"# {lib:6s}: {exe} -> {so}")
     res = {lib: [] for lib in libs}
     for rnd in range(a.rounds):
-        for lib in (libs if rnd % 2 == 0 else libs[::-1]):
+        for lib in libs if rnd % 2 == 0 else libs[::-1]:
             res[lib].append(run(exes[lib][0], a.n, a.seed))
-        print(f"# round {rnd + 1}: " + "  ".join(
-            f"{lib} " + " ".join(f"{v / 1e6:.2f}M" for v in res[lib][-1].values())
-            for lib in libs), flush=True)
+        print(
+            f"# round {rnd + 1}: "
+            + "  ".join(
+                f"{lib} " + " ".join(f"{v / 1e6:.2f}M" for v in res[lib][-1].values())
+                for lib in libs
+            ),
+            flush=True,
+        )
     ops = list(res[libs[0]][0])
     print(f"\n{a.n} keys of 16 B, values of 100 B; median ops/s of {a.rounds} rounds")
     hdr = f"{'operation':<16}" + "".join(f"{lib:>12}" for lib in libs)
@@ -60,7 +67,8 @@ def main():
     print(hdr)
     for op in ops:
         row = f"{op:<16}" + "".join(
-            f"{statistics.median(r[op] for r in res[lib]) / 1e6:>11.2f}M" for lib in libs)
+            f"{statistics.median(r[op] for r in res[lib]) / 1e6:>11.2f}M" for lib in libs
+        )
         if len(libs) == 2:
             ratios = [x[op] / y[op] for x, y in zip(res[libs[0]], res[libs[1]])]
             row += "   " + ratio_summary(ratios)

@@ -17,9 +17,10 @@ Default iterations: 1,000,000 for up to 1,000 DBs, 100,000 for 10,000 DBs and 2,
 100,000 DBs (LMDB 0.9's per-transaction cost grows with the number of open DBs, and
 creating 100,000 DBs alone takes ~20 s there), times --scale.  The table gives the time
 per iteration in microseconds, which is also the time in seconds of 1,000,000 iterations
-(the unit of the original report), so rows with different iteration counts compare.  The ratio is each library's
-10,000-DB time per iteration over its own 10-DB time per iteration.
+(the unit of the original report), so rows with different iteration counts compare.  The
+ratio is each library's 10,000-DB time per iteration over its own 10-DB time per iteration.
 """
+
 import argparse
 import os
 import shutil
@@ -32,15 +33,15 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import build  # noqa: E402
 
-DEFAULT_ITERS = {10: 1_000_000, 100: 1_000_000, 1000: 1_000_000, 10000: 100_000,
-                 100000: 2_000}
+DEFAULT_ITERS = {10: 1_000_000, 100: 1_000_000, 1000: 1_000_000, 10000: 100_000, 100000: 2_000}
 
 
 def run(exe, ndbs, bi, ri):
     d = tempfile.mkdtemp(prefix="many-dbs-")
     try:
-        r = subprocess.run([exe, d, str(ndbs), str(bi), str(ri)], capture_output=True,
-                           text=True, timeout=3600)
+        r = subprocess.run(
+            [exe, d, str(ndbs), str(bi), str(ri)], capture_output=True, text=True, timeout=3600
+        )
         if r.returncode:
             raise RuntimeError(f"{exe} {ndbs}: exit {r.returncode}: {r.stderr.strip()}")
         return {k: v for k, v in (f.split("=") for f in r.stdout.split())}
@@ -51,15 +52,20 @@ def run(exe, ndbs, bi, ri):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--rounds-100k", type=int, default=1,
-                    help="rounds for 100,000 DBs (default 1: creating them takes 15-90 s "
-                         "per library and round, the dbi_open scan being quadratic)")
+    ap.add_argument(
+        "--rounds-100k",
+        type=int,
+        default=1,
+        help="rounds for 100,000 DBs (default 1: creating them takes 15-90 s "
+        "per library and round, the dbi_open scan being quadratic)",
+    )
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every iteration count")
     ap.add_argument("--counts", default="10,100,1000,10000,100000")
     ap.add_argument("--libs", default="ours,system")
     ap.add_argument("--target", type=float, default=1.5)
-    ap.add_argument("--check", action="store_true",
-                    help="exit 1 if our 10,000/10 ratio exceeds --target")
+    ap.add_argument(
+        "--check", action="store_true", help="exit 1 if our 10,000/10 ratio exceeds --target"
+    )
     a = ap.parse_args()
     counts = [int(c) for c in a.counts.split(",")]
     libs = a.libs.split(",")
@@ -69,8 +75,7 @@ def main():
     iters = {n: max(1, int(DEFAULT_ITERS.get(n, 100_000) * a.scale)) for n in counts}
     res = {(lib, n): [] for lib in libs for n in counts}
     t_start = time.monotonic()
-    rounds_for = {n: (min(a.rounds, a.rounds_100k) if n >= 100000 else a.rounds)
-                  for n in counts}
+    rounds_for = {n: (min(a.rounds, a.rounds_100k) if n >= 100000 else a.rounds) for n in counts}
     for rnd in range(a.rounds):
         for n in counts:
             if rnd >= rounds_for[n]:
@@ -79,18 +84,22 @@ def main():
             for lib in order:
                 out = run(exes[lib][0], n, iters[n], iters[n])
                 res[(lib, n)].append(out)
-                print(f"  round {rnd + 1} {lib:6s} {n:>6} DBs: setup {float(out['setup']):.2f}s"
-                      f" begin {float(out['begin']):.3f}s renew {float(out['renew']):.3f}s"
-                      f" ({iters[n]} iterations each)", flush=True)
+                print(
+                    f"  round {rnd + 1} {lib:6s} {n:>6} DBs: setup {float(out['setup']):.2f}s"
+                    f" begin {float(out['begin']):.3f}s renew {float(out['renew']):.3f}s"
+                    f" ({iters[n]} iterations each)",
+                    flush=True,
+                )
 
     def per_iter(lib, n, mode):  # median seconds per iteration
-        return statistics.median(float(o[mode]) / float(o[mode + "_iters"])
-                                 for o in res[(lib, n)])
+        return statistics.median(float(o[mode]) / float(o[mode + "_iters"]) for o in res[(lib, n)])
 
     print()
-    print(f"Median of {a.rounds} interleaved rounds ({a.rounds_100k} for 100,000 DBs).  "
-          f"Time per iteration in microseconds\n(= seconds per 1,000,000 iterations, the "
-          f"unit of the original report)")
+    print(
+        f"Median of {a.rounds} interleaved rounds ({a.rounds_100k} for 100,000 DBs).  "
+        f"Time per iteration in microseconds\n(= seconds per 1,000,000 iterations, the "
+        f"unit of the original report)"
+    )
     hdr = f"{'DBs':>7} {'iters':>9}"
     for lib in libs:
         hdr += f" | {lib + ' begin/abort':>18} {lib + ' renew/reset':>18}"

@@ -48,8 +48,10 @@ def mdb_test_lib():
     """(impl name, path) of the library under test; fails loudly if the file is missing."""
     impl, lib = _impl_and_lib()
     if not os.path.exists(lib):
-        pytest.fail(f"library under test {lib} does not exist (LMDB_IMPL={impl}); "
-                    f"run `make lib`, or `make test LMDB_IMPL=system` for bring-up mode")
+        pytest.fail(
+            f"library under test {lib} does not exist (LMDB_IMPL={impl}); "
+            f"run `make lib`, or `make test LMDB_IMPL=system` for bring-up mode"
+        )
     return impl, lib
 
 
@@ -68,8 +70,10 @@ def run_worker(mdb_test_lib):
         except subprocess.TimeoutExpired:
             p.kill()
             so, se = p.communicate()
-            pytest.fail(f"worker {impl} {command} timed out after {timeout}s\n"
-                        f"stderr:\n{se.decode(errors='replace')[-3000:]}")
+            pytest.fail(
+                f"worker {impl} {command} timed out after {timeout}s\n"
+                f"stderr:\n{se.decode(errors='replace')[-3000:]}"
+            )
         return finish_worker(p, impl, command, so, se)
 
     return run

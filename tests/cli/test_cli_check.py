@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from mdb_cli import engine
 from mdb_cli.context import App
 

@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from conftest import fill, make_data, proc_env, read_db, real
 from test_cli_load import _run_on_tty
 

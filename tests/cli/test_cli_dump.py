@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from conftest import fill, make_data, put_main, real
 
 

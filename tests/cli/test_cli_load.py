@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import proc_env, put_main, read_db, real
 
 DBS = ["plain", "dups", "ints", "fixed"]

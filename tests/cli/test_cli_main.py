@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import put_main
 from mdb_cli import __version__, engine
 from mdb_cli.main import COMMANDS

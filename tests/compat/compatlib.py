@@ -78,19 +78,24 @@ print(json.dumps(out))
 """
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def probe(lib_path):
     """What the library at lib_path supports: {'version': [0,9,29], 'dupsort': bool,
     'nested': bool, ...}.  A feature counts as missing only when the library says so with
     MDB_INCOMPATIBLE (how our engine reports an unimplemented feature; EINVAL for the
-    compacting copy, whose flag it refuses); any other failure raises, so that a broken library is not mistaken for an incomplete one."""
-    r = subprocess.run([sys.executable, "-c", _PROBE, lib_path], capture_output=True,
-                       text=True, timeout=60)
+    compacting copy, whose flag it refuses); any other failure raises, so that a broken
+    library is not mistaken for an incomplete one."""
+    r = subprocess.run(
+        [sys.executable, "-c", _PROBE, lib_path], capture_output=True, text=True, timeout=60
+    )
     if r.returncode != 0:
         raise RuntimeError(f"feature probe of {lib_path} failed: {r.stderr.strip()}")
     info = json.loads(r.stdout)
-    for feat, missing_rc in (("dupsort", MDB_INCOMPATIBLE), ("nested", MDB_INCOMPATIBLE),
-                             ("compact_copy", EINVAL)):
+    for feat, missing_rc in (
+        ("dupsort", MDB_INCOMPATIBLE),
+        ("nested", MDB_INCOMPATIBLE),
+        ("compact_copy", EINVAL),
+    ):
         rc = info[f"{feat}_rc"]
         if rc not in (0, missing_rc):
             raise RuntimeError(f"feature probe of {lib_path}: {feat} gave rc={rc}")
@@ -110,12 +115,12 @@ def missing_features(lib_path, needed=("dupsort", "nested")):
     if strict():
         return []
     info = probe(lib_path)
-    names = {"dupsort": f"DUPSORT ({info.get('dupsort_step')} in a MDB_DUPSORT database "
-                        "gives MDB_INCOMPATIBLE)",
-             "nested": "nested transactions (mdb_txn_begin with a parent gives "
-                       "MDB_INCOMPATIBLE)",
-             "compact_copy": "compacting copy (mdb_env_copy2 with MDB_CP_COMPACT gives "
-                             "EINVAL)"}
+    names = {
+        "dupsort": f"DUPSORT ({info.get('dupsort_step')} in a MDB_DUPSORT database "
+        "gives MDB_INCOMPATIBLE)",
+        "nested": "nested transactions (mdb_txn_begin with a parent gives MDB_INCOMPATIBLE)",
+        "compact_copy": "compacting copy (mdb_env_copy2 with MDB_CP_COMPACT gives EINVAL)",
+    }
     return [names[f] for f in needed if not info[f]]
 
 
@@ -123,8 +128,11 @@ def ours_available():
     """None if our library is built and usable, else the reason it is not."""
     if os.environ.get("MDB_TEST_IMPL") == "system":
         return "LMDB_IMPL=system: our library is not under test in this run"
-    for p in (OUR_LIB, os.path.join(OUR_COMPAT_DIR, "liblmdb.so.0"),
-              os.path.join(OUR_INCLUDE, "lmdb.h")):
+    for p in (
+        OUR_LIB,
+        os.path.join(OUR_COMPAT_DIR, "liblmdb.so.0"),
+        os.path.join(OUR_INCLUDE, "lmdb.h"),
+    ):
         if not os.path.exists(p):
             return f"{p} is missing (run `make lib`)"
     return None
@@ -143,8 +151,10 @@ KNOWN_BUGS = {
 def xfail_known(bug):
     """pytest.xfail marker for an open bug of ours (none in strict mode)."""
     import pytest
-    return pytest.mark.xfail(condition=not strict(), reason="known bug of ours: " +
-                             KNOWN_BUGS[bug], strict=False)
+
+    return pytest.mark.xfail(
+        condition=not strict(), reason="known bug of ours: " + KNOWN_BUGS[bug], strict=False
+    )
 
 
 def run(cmd, **kw):
@@ -153,7 +163,7 @@ def run(cmd, **kw):
     return subprocess.run(cmd, **kw)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def mdbcheck_path():
     """Build our structural checker (tests/c/unit/tools/mdbcheck.c) from the checker's
     sources with the unit tests' stub engine, as tests/c/unit/run.sh does, so that it does
@@ -161,14 +171,29 @@ def mdbcheck_path():
     os.makedirs(OUT, exist_ok=True)
     exe = os.path.join(OUT, "mdbcheck")
     s = os.path.join(ROOT, "src", "mdbcore")
-    srcs = [os.path.join(ROOT, "tests", "c", "unit", "tools", "mdbcheck.c"),
-            os.path.join(s, "check.c"), os.path.join(s, "walk.c"),
-            os.path.join(s, "os_posix.c"),
-            os.path.join(ROOT, "tests", "c", "unit", "tools", "stub_engine.c")]
+    srcs = [
+        os.path.join(ROOT, "tests", "c", "unit", "tools", "mdbcheck.c"),
+        os.path.join(s, "check.c"),
+        os.path.join(s, "walk.c"),
+        os.path.join(s, "os_posix.c"),
+        os.path.join(ROOT, "tests", "c", "unit", "tools", "stub_engine.c"),
+    ]
     newest = max(os.path.getmtime(p) for p in srcs + [os.path.join(s, "mdbcore.h")])
     if not os.path.exists(exe) or os.path.getmtime(exe) < newest:
-        r = run([os.environ.get("CC", "cc"), "-std=gnu11", "-O1", "-g", "-pthread",
-                 "-D_GNU_SOURCE", "-I" + s, "-o", exe + ".tmp"] + srcs)
+        r = run(
+            [
+                os.environ.get("CC", "cc"),
+                "-std=gnu11",
+                "-O1",
+                "-g",
+                "-pthread",
+                "-D_GNU_SOURCE",
+                "-I" + s,
+                "-o",
+                exe + ".tmp",
+            ]
+            + srcs
+        )
         if r.returncode != 0:
             raise RuntimeError("building mdbcheck failed:\n" + r.stderr)
         os.replace(exe + ".tmp", exe)
@@ -185,8 +210,10 @@ def check_env_files(path, mdb_stat_extra=()):
     else:
         r = run([mdb_stat, "-efa", *mdb_stat_extra, path], timeout=120)
         if r.returncode != 0:
-            problems.append(f"mdb_stat -efa {path}: exit {r.returncode}: "
-                            f"{(r.stderr or r.stdout).strip()[-400:]}")
+            problems.append(
+                f"mdb_stat -efa {path}: exit {r.returncode}: "
+                f"{(r.stderr or r.stdout).strip()[-400:]}"
+            )
     r = run([mdbcheck_path(), "-q", path], timeout=300)
     if r.returncode != 0:
         problems.append(f"mdbcheck {path}: exit {r.returncode}: {r.stdout.strip()[-600:]}")

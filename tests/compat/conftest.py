@@ -1,5 +1,6 @@
 """tests/compat: harnesses that run other people's LMDB programs and tests over our
 library.  compatlib.py (next to this file) holds the shared helpers."""
+
 import os
 import sys
 

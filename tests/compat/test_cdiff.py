@@ -10,6 +10,7 @@
   library reports it lacks it (MDB_INCOMPATIBLE), and runs by itself once it does not.
   A test hitting an open bug listed in compatlib.KNOWN_BUGS is marked xfail there.
 """
+
 import os
 import subprocess
 import sys
@@ -23,8 +24,12 @@ SEEDS = os.environ.get("MDB_DIFF_SEEDS", "50")
 
 
 def rundiff(*args, timeout=600):
-    r = subprocess.run([sys.executable, RUNDIFF, "-q", "--seeds", SEEDS, *args],
-                       capture_output=True, text=True, timeout=timeout)
+    r = subprocess.run(
+        [sys.executable, RUNDIFF, "-q", "--seeds", SEEDS, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     print(r.stdout[-20000:])
     print(r.stderr[-4000:], file=sys.stderr)
     return r
@@ -47,9 +52,23 @@ def test_selftest_system_full_workload():
 
 def test_harness_detects_a_difference():
     """Same library, other seed on the test side: the runner must report every seed."""
-    r = subprocess.run([sys.executable, RUNDIFF, "-q", "--seeds", "3", "--perturb",
-                        "--test", "system", "--ref", "system"],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            RUNDIFF,
+            "-q",
+            "--seeds",
+            "3",
+            "--perturb",
+            "--test",
+            "system",
+            "--ref",
+            "system",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 1, r.stdout
     assert r.stdout.count("MISMATCH") == 3 and "0/3 seeds identical" in r.stdout
 

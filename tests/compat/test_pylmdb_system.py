@@ -7,6 +7,7 @@ not expected to pass, one reason per line).
   library reports it supports -- entries for DUPSORT, nested transactions and compacting
   copy stop applying by themselves once the probe finds those features.
 """
+
 import os
 import subprocess
 import sys
@@ -19,19 +20,23 @@ RUNNER = os.path.join(compatlib.HERE, "pylmdb_system", "run_pylmdb.py")
 
 
 def run_impl(impl):
-    r = subprocess.run([sys.executable, RUNNER, "--impl", impl], capture_output=True,
-                       text=True, timeout=1500)
+    r = subprocess.run(
+        [sys.executable, RUNNER, "--impl", impl], capture_output=True, text=True, timeout=1500
+    )
     print(r.stdout[-30000:])
     print(r.stderr[-5000:], file=sys.stderr)
     if r.returncode == 77 and not compatlib.strict():
-        pytest.skip("the lmdb 3.0.0 sdist could not be downloaded and is not cached "
-                    "(set MDB_PYLMDB_SDIST=path/to/lmdb-3.0.0.tar.gz)")
+        pytest.skip(
+            "the lmdb 3.0.0 sdist could not be downloaded and is not cached "
+            "(set MDB_PYLMDB_SDIST=path/to/lmdb-3.0.0.tar.gz)"
+        )
     return r
 
 
 def test_exclusions_file_is_well_formed():
     sys.path.insert(0, os.path.dirname(RUNNER))
     import run_pylmdb
+
     excl = run_pylmdb.read_exclusions()
     assert excl, "exclusions.txt is empty"
     assert all(reason for _, _, reason in excl)
@@ -49,7 +54,6 @@ def test_pylmdb_suite_over_ours():
         pytest.skip(why)
     r = run_impl("ours")
     assert r.returncode == 0, r.stdout[-8000:]
-    missing = compatlib.missing_features(compatlib.OUR_LIB, ("dupsort", "nested",
-                                                             "compact_copy"))
+    missing = compatlib.missing_features(compatlib.OUR_LIB, ("dupsort", "nested", "compact_copy"))
     if missing:
         print("failures allowed while our library lacks: " + "; ".join(missing))

@@ -84,8 +84,7 @@ REPORT_BYTES = 8192  # more than sizeof(mdbcore_check_report); only freed and pr
 
 
 def lib_path():
-    return os.environ.get("MDB_TEST_CORELIB") or os.path.join(ROOT, "build",
-                                                              "libmdbcore-test.so")
+    return os.environ.get("MDB_TEST_CORELIB") or os.path.join(ROOT, "build", "libmdbcore-test.so")
 
 
 class CoreLib(F.Lib):

@@ -1,13 +1,13 @@
 """harness -- what the issue-6 suites (tests/property, tests/crash) share.
 
-  * Hypothesis profiles:
-        ci    (default)  small example counts; the whole issue's tests in well under 5 min
-        long             deep search: MDB_PROPERTY_PROFILE=long (see docs/durability.md)
-    Both save failing examples in the example database at .hypothesis/issue6 (repository
-    root, git-ignored), and every run replays what is stored there first.
-  * COUNTS: crash points, workloads, kills, state-machine steps, ... counted by the tests
-    and printed at session end by the suites' conftest.py (`print_counts`), so a run's
-    numbers can be quoted.
+* Hypothesis profiles:
+      ci    (default)  small example counts; the whole issue's tests in well under 5 min
+      long             deep search: MDB_PROPERTY_PROFILE=long (see docs/durability.md)
+  Both save failing examples in the example database at .hypothesis/issue6 (repository
+  root, git-ignored), and every run replays what is stored there first.
+* COUNTS: crash points, workloads, kills, state-machine steps, ... counted by the tests
+  and printed at session end by the suites' conftest.py (`print_counts`), so a run's
+  numbers can be quoted.
 """
 
 import collections
@@ -27,9 +27,12 @@ LONG = PROFILE == "long"
 _common = dict(
     database=DirectoryBasedExampleDatabase(DB_DIR),
     deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                           HealthCheck.filter_too_much,
-                           HealthCheck.function_scoped_fixture],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+        HealthCheck.function_scoped_fixture,
+    ],
     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
     print_blob=True,
 )
@@ -39,14 +42,14 @@ settings.load_profile("long" if LONG else "ci")
 
 # Per-test example counts: (ci, long)
 SIZES = {
-    "crash_workloads": (20, 400),        # per durability mode
-    "crash_seeds": (2, 4),              # random seeds per crash point for subset/torn
+    "crash_workloads": (20, 400),  # per durability mode
+    "crash_seeds": (2, 4),  # random seeds per crash point for subset/torn
     "mutation_workloads": (4, 12),
-    "state_machine": (40, 600),         # state-machine runs
-    "state_machine_steps": (40, 80),    # max steps per run
+    "state_machine": (40, 600),  # state-machine runs
+    "state_machine_steps": (40, 80),  # max steps per run
     "snapshot": (40, 300),
     "snapshot_proc": (6, 40),
-    "kills": (6, 120),                 # kill rounds per mode
+    "kills": (6, 120),  # kill rounds per mode
 }
 
 
@@ -80,5 +83,14 @@ def print_counts(terminalreporter, suite, t0):
     out = os.environ.get("MDB_COUNTS_FILE")
     if out:
         with open(out, "a") as f:
-            f.write(json.dumps({"suite": suite, "profile": PROFILE, "counts": dict(COUNTS),
-                                "seconds": round(time.time() - t0, 1)}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "suite": suite,
+                        "profile": PROFILE,
+                        "counts": dict(COUNTS),
+                        "seconds": round(time.time() - t0, 1),
+                    }
+                )
+                + "\n"
+            )

@@ -69,8 +69,9 @@ def digest(state):
     h = hashlib.blake2b(digest_size=16)
     for db in sorted(state):
         for k in sorted(state[db]):
-            h.update(b"%s\0%d\0%s\0%d\0%s" % (db.encode(), len(k), k, len(state[db][k]),
-                                             state[db][k]))
+            h.update(
+                b"%s\0%d\0%s\0%d\0%s" % (db.encode(), len(k), k, len(state[db][k]), state[db][k])
+            )
     return h.hexdigest()
 
 
@@ -105,7 +106,7 @@ def writer(d, flags, killspec):
     i = start
     while True:
         if i - start >= 60:  # a kill rule that has not fired yet: stop, do not grow the
-            time.sleep(60)   # file further (live readers pin old pages), wait for the kill
+            time.sleep(60)  # file further (live readers pin old pages), wait for the kill
             continue
         i += 1
         t = env.begin(write=True)

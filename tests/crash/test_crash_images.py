@@ -47,8 +47,11 @@ def op_strategy(names):
 
 
 def steps_strategy(names, max_txns):
-    txn = st.tuples(st.just("txn"), st.lists(op_strategy(names), min_size=1, max_size=25),
-                    st.sampled_from([True, True, True, True, False]))
+    txn = st.tuples(
+        st.just("txn"),
+        st.lists(op_strategy(names), min_size=1, max_size=25),
+        st.sampled_from([True, True, True, True, False]),
+    )
     sync = st.just(("sync",))
     return st.lists(st.one_of(txn, txn, txn, sync), min_size=1, max_size=max_txns)
 
@@ -62,8 +65,7 @@ def allowed(durability, model, judge, k):
     if durability == "nometasync":
         # the meta of the last commit that wrote anything may be lost (it becomes durable
         # with the next commit's data sync; an empty commit syncs nothing)
-        wrote = [i for i in range(1, r + 1)
-                 if judge.rec.commit_end[i] > judge.rec.commit_start[i]]
+        wrote = [i for i in range(1, r + 1) if judge.rec.commit_end[i] > judge.rec.commit_start[i]]
         return True, max(wrote[-1] - 1 if wrote else r, s)
     if durability == "nosync":
         if model == C.DROP_UNSYNCED:
@@ -86,7 +88,7 @@ def crash_map_points(lib, rec, idir, seeds):
     judge = W.Judge(lib, rec, idir)
     failures = []
     stats = {"points": 0, "consistent": 0, "not_consistent": 0}
-    for i, model, seed, data in judge.map_images(seeds):
+    for i, model, _seed, data in judge.map_images(seeds):
         v = judge.image_bytes(data)
         stats["points"] += 1
         ok = W.consistent(v)
@@ -98,8 +100,10 @@ def crash_map_points(lib, rec, idir, seeds):
         else:
             want = max((st for end, st in rec.syncs if st < i), default=0)
         if not ok or want not in v["states"]:
-            failures.append(f"WRITEMAP image after commit {i}, crash model "
-                            f"{C.MODE_NAMES[model]}: want state {want}: {W.describe(v)}")
+            failures.append(
+                f"WRITEMAP image after commit {i}, crash model "
+                f"{C.MODE_NAMES[model]}: want state {want}: {W.describe(v)}"
+            )
     stats["distinct_images"] = judge.distinct
     return failures, stats
 
@@ -127,14 +131,18 @@ def crash_all_points(lib, rec, idir, durability, seeds):
                 newest_possible = i - 1
                 break
         if not ok:
-            failures.append(f"log prefix {k}/{rec.nlog}, crash model "
-                            f"{C.MODE_NAMES[model]}, seed {seed}: not a consistent "
-                            f"committed state: {W.describe(v)}")
+            failures.append(
+                f"log prefix {k}/{rec.nlog}, crash model "
+                f"{C.MODE_NAMES[model]}, seed {seed}: not a consistent "
+                f"committed state: {W.describe(v)}"
+            )
         elif not any(oldest <= i <= newest_possible for i in v["states"]):
-            failures.append(f"log prefix {k}/{rec.nlog}, crash model "
-                            f"{C.MODE_NAMES[model]}, seed {seed}: content equals committed "
-                            f"state(s) {sorted(v['states'])}, allowed {oldest}.."
-                            f"{newest_possible} (commits returned by then: {judge.returned_by(k)})")
+            failures.append(
+                f"log prefix {k}/{rec.nlog}, crash model "
+                f"{C.MODE_NAMES[model]}, seed {seed}: content equals committed "
+                f"state(s) {sorted(v['states'])}, allowed {oldest}.."
+                f"{newest_possible} (commits returned by then: {judge.returned_by(k)})"
+            )
     stats["distinct_images"] = judge.distinct
     return failures, stats
 
@@ -147,8 +155,9 @@ def run_and_crash(lib, tmp_path, steps, durability, names, seeds, skip_sync=Fals
             for f in os.listdir(d):
                 os.unlink(os.path.join(d, f))
     try:
-        rec = W.run_workload(lib, wdir, steps, W.DURABILITY_FLAGS[durability], names,
-                             skip_sync=skip_sync)
+        rec = W.run_workload(
+            lib, wdir, steps, W.DURABILITY_FLAGS[durability], names, skip_sync=skip_sync
+        )
         return crash_all_points(lib, rec, idir, durability, seeds)
     finally:
         lib.c.mdbcore_fault_reset()
@@ -171,10 +180,15 @@ def test_power_loss_at_every_log_point(lib, tmp_path_factory, durability):
         H.count("crash workloads")
         H.count("crash points (images built)", stats["points"])
         H.count("crash images (distinct, opened)", stats["distinct_images"])
-        H.count(f"crash points [{durability}] not consistent (allowed: "
-                f"{'no' if durability == 'sync' else 'by mode'})", stats["not_consistent"])
-        assert not failures, f"{len(failures)} bad crash points in mode {durability}; " \
-                             f"first:\n" + "\n".join(failures[:3])
+        H.count(
+            f"crash points [{durability}] not consistent (allowed: "
+            f"{'no' if durability == 'sync' else 'by mode'})",
+            stats["not_consistent"],
+        )
+        assert not failures, (
+            f"{len(failures)} bad crash points in mode {durability}; "
+            f"first:\n" + "\n".join(failures[:3])
+        )
 
     prop()
 
@@ -183,8 +197,9 @@ def test_fixed_workloads_every_point(lib, tmp_path):
     """Deterministic workloads (no hypothesis): sync mode, each crash point and model."""
     names = names_for(lib, tmp_path)
     for seed in range(2 if not H.LONG else 20):
-        failures, stats = run_and_crash(lib, str(tmp_path), W.random_steps(seed), "sync",
-                                        names, H.size("crash_seeds"))
+        failures, stats = run_and_crash(
+            lib, str(tmp_path), W.random_steps(seed), "sync", names, H.size("crash_seeds")
+        )
         H.count("crash workloads")
         H.count("crash points (images built)", stats["points"])
         H.count("crash images (distinct, opened)", stats["distinct_images"])
@@ -201,8 +216,9 @@ def test_nosync_reordering_can_corrupt(lib, tmp_path):
     for seed in range(6):
         try:
             wdir = os.path.join(str(tmp_path), f"w{seed}")
-            rec = W.run_workload(lib, wdir, W.random_steps(100 + seed),
-                                 W.DURABILITY_FLAGS["nosync"], names)
+            rec = W.run_workload(
+                lib, wdir, W.random_steps(100 + seed), W.DURABILITY_FLAGS["nosync"], names
+            )
             judge = W.Judge(lib, rec, os.path.join(str(tmp_path), f"i{seed}"))
             for k, model, s in judge.crash_points(2):
                 if model in (C.SUBSET, C.TORN):

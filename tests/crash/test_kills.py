@@ -33,13 +33,16 @@ SCRIPT = K.__file__
 
 
 def spawn(*args, stdin=False, mutation=0):
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
-               MDB_TEST_CORELIB=C.lib_path())
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", MDB_TEST_CORELIB=C.lib_path())
     if mutation:
         env["MDB_KILL_MUTATION"] = str(mutation)
-    return subprocess.Popen([sys.executable, SCRIPT, *map(str, args)],
-                            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    return subprocess.Popen(
+        [sys.executable, SCRIPT, *map(str, args)],
+        stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
 
 
 class Lines:
@@ -107,8 +110,15 @@ def one_round(d, flags, rng, rnd_no, mutation=0):
         elif flags & K.F.NOSYNC:
             points = [(C.WRITE, 0), (C.WRITE, 1), (C.PWRITE, 0), (C.PWRITE, 1)]
         else:
-            points = [(C.WRITE, 0), (C.WRITE, 1), (C.FDATASYNC, 0), (C.FDATASYNC, 1),
-                      (C.PWRITE, 0), (C.PWRITE, 1), (C.SYNC, 0)]
+            points = [
+                (C.WRITE, 0),
+                (C.WRITE, 1),
+                (C.FDATASYNC, 0),
+                (C.FDATASYNC, 1),
+                (C.PWRITE, 0),
+                (C.PWRITE, 1),
+                (C.SYNC, 0),
+            ]
         kind, after = rng.choice(points)
         killspec = f"{kind}:{rng.randrange(1, 25)}:{after}"
     info["kill"] = killspec or how
@@ -128,8 +138,9 @@ def one_round(d, flags, rng, rnd_no, mutation=0):
         w.send_signal(signal.SIGKILL)
         w.wait()
     wl.t.join(5)
-    assert w.returncode == -signal.SIGKILL, \
+    assert w.returncode == -signal.SIGKILL, (
         f"writer exited with {w.returncode}: {w.stderr.read().decode()[-3000:]}"
+    )
     H.count("kills: writer processes SIGKILLed")
     last = wl.committed()
     last = start if last is None else last
@@ -155,30 +166,31 @@ def one_round(d, flags, rng, rnd_no, mutation=0):
     except subprocess.TimeoutExpired:
         v.kill()
         so, se = v.communicate()
-        pytest.fail(f"verifier hung (writer mutex not recovered?) {info}\n"
-                    f"{se.decode()[-2000:]}")
+        pytest.fail(f"verifier hung (writer mutex not recovered?) {info}\n{se.decode()[-2000:]}")
     assert v.returncode == 0, f"verifier failed {info}: {se.decode()[-3000:]}"
     out = json.loads(so.decode().strip().splitlines()[-1])
     info.update({k: out[k] for k in ("txn", "dead_slots", "dead_slots_again")})
     assert out["check"] == 0, f"checker after kill {info}:\n{out['check_text']}"
-    assert out["check_after"] == 0, f"checker after the next commit {info}:\n" \
-                                    f"{out['check_text']}"
+    assert out["check_after"] == 0, f"checker after the next commit {info}:\n{out['check_text']}"
     assert out["commit_after"]
-    assert last <= out["txn"] <= last + 1, \
+    assert last <= out["txn"] <= last + 1, (
         f"state after kill is txn {out['txn']}, expected {last} or {last + 1}: {info}"
-    assert out["digest"] == K.digest(K.model_after(out["txn"])), \
+    )
+    assert out["digest"] == K.digest(K.model_after(out["txn"])), (
         f"content after kill is not the model state of txn {out['txn']}: {info}"
+    )
     want = 0 if nobody_left else 1 + killed
-    assert out["dead_slots"] == want, \
-        f"reader_check cleared {out['dead_slots']} slots, expected {want} " \
+    assert out["dead_slots"] == want, (
+        f"reader_check cleared {out['dead_slots']} slots, expected {want} "
         f"(the writer's + {killed} killed readers', lock region reset: {nobody_left}): {info}"
+    )
     assert out["dead_slots_again"] == 0, info
     H.count("kills: stale reader slots reclaimed", out["dead_slots"])
     for p, lines, first in survivors:
         n = len([x for x in lines.lines if x])
         p.stdin.write(b"again\n")
         p.stdin.flush()
-        again = lines.wait_for(lambda s, n=n: len([x for x in lines.lines if x]) > n)
+        again = lines.wait_for(lambda s, n=n, lines=lines: len([x for x in lines.lines if x]) > n)
         again = [x for x in lines.lines if x][-1] if again else None
         if again is None:  # the reader died re-reading its snapshot
             p.wait(10)

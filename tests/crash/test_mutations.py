@@ -32,8 +32,7 @@ from .test_crash_images import names_for, run_and_crash, steps_strategy
 def lib():
     lib = C.load()
     if not lib.have_skip_action():
-        pytest.fail("the fault seam has no 'skip' action (os_fault.c): mutation check "
-                    "impossible")
+        pytest.fail("the fault seam has no 'skip' action (os_fault.c): mutation check impossible")
     return lib
 
 
@@ -41,8 +40,9 @@ def test_mutation_meta_before_data_fixed_workloads(lib, tmp_path):
     names = names_for(lib, tmp_path)
     found = 0
     for seed in range(4):
-        failures, stats = run_and_crash(lib, str(tmp_path), W.random_steps(seed), "sync",
-                                        names, 1, skip_sync=True)
+        failures, stats = run_and_crash(
+            lib, str(tmp_path), W.random_steps(seed), "sync", names, 1, skip_sync=True
+        )
         H.count("mutation: crash points tried (meta-before-data)", stats["points"])
         found += len(failures)
         # sanity: without the mutation the very same workload is clean
@@ -60,8 +60,7 @@ def test_mutation_meta_before_data_hypothesis_finds_it(lib, tmp_path_factory):
     @settings(max_examples=H.size("mutation_workloads") * 10)
     @given(steps=steps_strategy(names, 5))
     def prop_mutated(steps):
-        failures, stats = run_and_crash(lib, str(base), steps, "sync", names, 1,
-                                        skip_sync=True)
+        failures, stats = run_and_crash(lib, str(base), steps, "sync", names, 1, skip_sync=True)
         H.count("mutation: crash points tried (meta-before-data)", stats["points"])
         assert not failures, failures[0]
 
@@ -80,8 +79,9 @@ def test_mapasync_power_loss_can_corrupt(lib, tmp_path):
     for seed in range(4):
         try:
             steps = [st for st in W.random_steps(200 + seed) if st[0] != "sync"]
-            rec = W.run_workload(lib, str(tmp_path / f"w{seed}"), steps,
-                                 W.DURABILITY_FLAGS["mapasync"], names)
+            rec = W.run_workload(
+                lib, str(tmp_path / f"w{seed}"), steps, W.DURABILITY_FLAGS["mapasync"], names
+            )
             judge = W.Judge(lib, rec, str(tmp_path / f"i{seed}"))
             for _i, model, _s, data in judge.map_images(3):
                 if model == C.SUBSET:
@@ -100,6 +100,7 @@ def test_mutation_reuse_under_reader_kill_rounds(tmp_path):
     round must fail (a surviving or starting reader sees content that is not its txn's)."""
     from . import killprocs as K
     from .test_kills import one_round
+
     lib = C.load()
     if not lib.have_mutation():
         pytest.fail("the engine has no mdbcore_set_mutation hook (readers.c)")

@@ -109,18 +109,18 @@ class Recording:
     """The result of running one workload with the seam recording."""
 
     def __init__(self):
-        self.states = []          # canonical state after commit i (0 = base)
-        self.commit_start = []    # log index when commit i began (i >= 1)
-        self.commit_end = []      # log index when commit i returned
-        self.syncs = []           # (log index when the sync returned, last state index)
+        self.states = []  # canonical state after commit i (0 = base)
+        self.commit_start = []  # log index when commit i began (i >= 1)
+        self.commit_end = []  # log index when commit i returned
+        self.syncs = []  # (log index when the sync returned, last state index)
         self.nlog = 0
         self.base = b""
         self.dev = self.ino = 0
         self.last_returned = 0
         # WRITEMAP: the engine writes through the map, which the seam's log cannot see; the
         # file's bytes are captured instead after each commit and each env sync:
-        self.snaps = []           # (state index, file bytes) after each commit
-        self.synced = []          # bytes at the last explicit sync, per entry of snaps
+        self.snaps = []  # (state index, file bytes) after each commit
+        self.synced = []  # bytes at the last explicit sync, per entry of snaps
 
 
 def run_workload(lib, wdir, steps, flags, names, *, skip_sync=False, setup=None):
@@ -170,8 +170,10 @@ def run_workload(lib, wdir, steps, flags, names, *, skip_sync=False, setup=None)
                 t = env.begin(write=True)
                 dbis = {n: t.open_db(n.encode()) for n in names}
                 trial = Model(names)
-                trial.dbs = {n: {k: (set(v) if isinstance(v, set) else v)
-                                 for k, v in d.items()} for n, d in model.dbs.items()}
+                trial.dbs = {
+                    n: {k: (set(v) if isinstance(v, set) else v) for k, v in d.items()}
+                    for n, d in model.dbs.items()
+                }
                 for oi, op in enumerate(ops):
                     db = op[1]
                     if db not in dbis:
@@ -224,9 +226,17 @@ class Judge:
         fd = os.open(self.img, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             os.write(fd, self.rec.base)
-            rc = self.lib.c.mdbcore_fault_crash_image(fd, self.rec.dev, self.rec.ino, upto,
-                                                      mode, seed, 4096, self.lib.ffi.NULL,
-                                                      self.lib.ffi.NULL)
+            rc = self.lib.c.mdbcore_fault_crash_image(
+                fd,
+                self.rec.dev,
+                self.rec.ino,
+                upto,
+                mode,
+                seed,
+                4096,
+                self.lib.ffi.NULL,
+                self.lib.ffi.NULL,
+            )
             self.lib.check(rc, "mdbcore_fault_crash_image")
             size = os.fstat(fd).st_size
             return os.pread(fd, size, 0) if size else b""
@@ -251,14 +261,14 @@ class Judge:
             yield i, C.DROP_UNSYNCED, 0, durable
             n = max(len(now), len(durable))
             a, b = durable.ljust(n, b"\0"), now.ljust(n, b"\0")
-            changed = [p for p in range(0, n, 4096) if a[p:p + 4096] != b[p:p + 4096]]
+            changed = [p for p in range(0, n, 4096) if a[p : p + 4096] != b[p : p + 4096]]
             for s in range(1, 2 * seeds + 1):
                 rng = random.Random(s * 1000 + i)
                 img = bytearray(a)
                 for p in changed:
                     if rng.random() < 0.5:
-                        img[p:p + 4096] = b[p:p + 4096]
-                yield i, C.SUBSET, s, bytes(img[:len(now)])
+                        img[p : p + 4096] = b[p : p + 4096]
+                yield i, C.SUBSET, s, bytes(img[: len(now)])
 
     def image(self, upto, mode, seed):
         """Verdict dict: raw (checker rc on bytes), open (rc or 0), check (rc), states
@@ -275,8 +285,7 @@ class Judge:
     def _judge(self, data):
         lib = self.lib
         raw, txnid, text = lib.check_image(data)
-        v = {"raw": raw, "txnid": txnid, "open": None, "check": None, "states": set(),
-             "text": text}
+        v = {"raw": raw, "txnid": txnid, "open": None, "check": None, "states": set(), "text": text}
         if raw != 0:
             return v
         for suffix in ("", "-lock"):
@@ -343,15 +352,22 @@ class Judge:
 
 
 def consistent(v):
-    return v["raw"] == 0 and v["open"] == 0 and v["check"] == 0 and bool(v["states"]) \
+    return (
+        v["raw"] == 0
+        and v["open"] == 0
+        and v["check"] == 0
+        and bool(v["states"])
         and "read_error" not in v
+    )
 
 
 def describe(v):
-    return (f"raw checker rc={v['raw']} (txnid {v['txnid']}), open rc={v['open']}, "
-            f"check rc={v['check']}, equals committed states {sorted(v['states'])}"
-            f"{', read error ' + v['read_error'] if 'read_error' in v else ''}\n"
-            f"{v['text'][:3000]}")
+    return (
+        f"raw checker rc={v['raw']} (txnid {v['txnid']}), open rc={v['open']}, "
+        f"check rc={v['check']}, equals committed states {sorted(v['states'])}"
+        f"{', read error ' + v['read_error'] if 'read_error' in v else ''}\n"
+        f"{v['text'][:3000]}"
+    )
 
 
 def random_steps(seed, ntxn=6):

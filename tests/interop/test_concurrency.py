@@ -36,8 +36,9 @@ def test_readers_see_consistent_snapshots(writer, tmp_path, mdb_test_lib, run_wo
     ctrl.mkdir()
     run_worker(writer, "conc-init", env)
 
-    procs = [(impl, start_worker(lib, impl, "conc-reader", env, ctrl, rid))
-             for impl, rid in READERS]
+    procs = [
+        (impl, start_worker(lib, impl, "conc-reader", env, ctrl, rid)) for impl, rid in READERS
+    ]
     wproc = start_worker(lib, writer, "conc-writer", env, ctrl, len(READERS), COMMITS, 99)
     results = []
     try:

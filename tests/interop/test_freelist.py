@@ -28,4 +28,5 @@ def test_free_pages_are_reused(seed, tmp_path, run_worker):
     assert r["size_pinned"] > r["size_loaded"] + 50 * PAGE, r
     assert sizes[-1] <= 2 * sizes[0], (
         f"data.mdb grew from {sizes[0]} bytes (after 1,000 updates) to {sizes[-1]} "
-        f"(after 20,000): freed pages are not being reused; sizes per 1,000: {sizes}")
+        f"(after 20,000): freed pages are not being reused; sizes per 1,000: {sizes}"
+    )

@@ -42,18 +42,22 @@ def written_by(tmp_path_factory, mdb_test_lib):
     return get
 
 
-def expected_listing(shape, _cache={}):
-    if shape not in _cache:
-        _cache[shape] = dataset.expected_listing(SEED, shape)
-    return _cache[shape]
+_LISTING_CACHE = {}
+
+
+def expected_listing(shape):
+    if shape not in _LISTING_CACHE:
+        _LISTING_CACHE[shape] = dataset.expected_listing(SEED, shape)
+    return _LISTING_CACHE[shape]
 
 
 def check_listing(got, shape):
     want_all = expected_listing(shape)
     named = dataset.SHAPES[shape]
     assert got["get_errors"] == [], "mdb_get disagrees with the written content"
-    assert sorted(got["named_in_main"]) == sorted(named), \
+    assert sorted(got["named_in_main"]) == sorted(named), (
         "named databases must be F_SUBDATA records (48-byte values) in the main DB"
+    )
     for name, want in want_all.items():
         diff = dataset.first_difference(got["listing"][name], want)
         assert diff is None, f"database {name or '(main)'}: {diff}"
@@ -90,8 +94,9 @@ def test_wheel_written_read_by_ours(shape, written_by, run_worker, tmp_path):
     check_listing(json.loads(out.read_text()), shape)
 
 
-needs_tools = pytest.mark.skipif(not oracle.have_tools(),
-                                 reason="mdb_dump/mdb_stat (lmdb-utils) missing")
+needs_tools = pytest.mark.skipif(
+    not oracle.have_tools(), reason="mdb_dump/mdb_stat (lmdb-utils) missing"
+)
 
 
 @needs_tools
@@ -107,8 +112,7 @@ def test_mdb_dump_reads(writer, shape, written_by, run_worker):
     rc, main, err = oracle.dump(d)
     assert rc == 0, err.decode(errors="replace")
     dbs[""] = main[""]
-    dbs[""]["pairs"] = [(k, v) for k, v in dbs[""]["pairs"]
-                        if k.decode("latin-1") not in named]
+    dbs[""]["pairs"] = [(k, v) for k, v in dbs[""]["pairs"] if k.decode("latin-1") not in named]
     for name, want in expected_listing(shape).items():
         got = dataset.fingerprint_pairs(dbs[name]["pairs"])
         diff = dataset.first_difference(got, want)

@@ -67,15 +67,16 @@ class Eng:
         self.kind = kind
         if kind == "pkg":
             import mdb
+
             self.env = mdb.open(path, max_dbs=2, map_size=MAPSIZE, max_readers=64)
             self.db = self.env.open_db(DB)
         else:
             from crash import corelib as C
             from support import lmdbffi as F
+
             self.lib = C.load()
             self.F = F
-            self.env = F.Env(self.lib, path, mapsize=MAPSIZE, maxdbs=2, maxreaders=64,
-                             flags=NOTLS)
+            self.env = F.Env(self.lib, path, mapsize=MAPSIZE, maxdbs=2, maxreaders=64, flags=NOTLS)
             t = self.env.begin(write=True)
             t.open_db(DB, F.CREATE)
             t.commit()

@@ -14,6 +14,7 @@ def main():
     eng = Eng(kind, path) if kind == "ffi" else None
     if eng is None:
         import mdb
+
         eng = Eng.__new__(Eng)
         eng.kind = "pkg"
         eng.env = mdb.open(path, max_dbs=2, map_size=256 << 20, max_readers=64)

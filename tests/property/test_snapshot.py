@@ -34,8 +34,7 @@ SIZES = [3, 40, 300, 1500, 3000, 6000, 20000]
 
 
 def txn_strategy():
-    op = st.tuples(st.integers(0, NKEYS - 1),
-                   st.one_of(st.none(), st.sampled_from(SIZES)))
+    op = st.tuples(st.integers(0, NKEYS - 1), st.one_of(st.none(), st.sampled_from(SIZES)))
     return st.lists(op, min_size=1, max_size=30)
 
 
@@ -43,8 +42,9 @@ def make_ops(txn_no, spec):
     out = []
     for k, size in spec:
         key = b"k%04d" % k
-        out.append((key, None if size is None else
-                    (b"%d/%d|" % (txn_no, k) * (size // 6 + 1))[:size]))
+        out.append(
+            (key, None if size is None else (b"%d/%d|" % (txn_no, k) * (size // 6 + 1))[:size])
+        )
     return out
 
 
@@ -89,9 +89,13 @@ class ThreadReader:
 class ProcReader:
     def __init__(self, kind, path):
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-        self.p = subprocess.Popen([sys.executable, os.path.join(HERE, "snapreader.py"), kind,
-                                   path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, env=env)
+        self.p = subprocess.Popen(
+            [sys.executable, os.path.join(HERE, "snapreader.py"), kind, path],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
         assert self._line() == "ready", self.p.stderr.read().decode()[-2000:]
 
     def _line(self):
@@ -179,16 +183,19 @@ def run_schedule(eng, readers, schedule):
             H.count("snapshot: reader re-reads")
             tid = active[rd]
             if dig != states.get(tid):
-                bad.append(f"reader {arg} (txn {tid}, {last - tid} commits later) sees "
-                           f"{dig}, model {states.get(tid)}")
+                bad.append(
+                    f"reader {arg} (txn {tid}, {last - tid} commits later) sees "
+                    f"{dig}, model {states.get(tid)}"
+                )
         elif kind == "end" and rd in active:
             rd.ask("end")
             del active[rd]
     for rd in list(active):
         dig = rd.ask("read")
         if dig != states.get(active[rd]):
-            bad.append(f"reader (txn {active[rd]}) at the end sees {dig}, model "
-                       f"{states.get(active[rd])}")
+            bad.append(
+                f"reader (txn {active[rd]}) at the end sees {dig}, model {states.get(active[rd])}"
+            )
         rd.ask("end")
     return bad
 
@@ -225,6 +232,7 @@ def with_env(kind, tmp, nthreads, nprocs, schedule, proc_kind=None):
 def have_pkg():
     try:
         import mdb  # noqa: F401
+
         return True
     except ImportError:
         return False
@@ -287,6 +295,7 @@ def test_free_running_readers(kind, tmp_path):
                 r.end()
 
     import random
+
     rng = random.Random(7)
     model = {}
     ts = [threading.Thread(target=reader, daemon=True) for _ in range(3)]
@@ -319,10 +328,13 @@ def test_free_running_readers(kind, tmp_path):
 # ---------------------------------------------------------------- mutation checks
 def _mutation_lib():
     from crash import corelib as C
+
     lib = C.load()
     if not lib.have_mutation():
-        pytest.fail("the engine has no mdbcore_set_mutation hook (readers.c): the "
-                    "page-reuse mutation check is impossible")
+        pytest.fail(
+            "the engine has no mdbcore_set_mutation hook (readers.c): the "
+            "page-reuse mutation check is impossible"
+        )
     return lib, C
 
 
@@ -332,8 +344,13 @@ def long_reader_schedule(nreaders):
     for r in range(nreaders):
         sched.append(("begin", r))
     for i in range(12):
-        sched.append(("commit", [(k, SIZES[(i + k) % len(SIZES)]) for k in range(0, NKEYS, 2)]
-                      + [(k, None) for k in range(1, NKEYS, 7)]))
+        sched.append(
+            (
+                "commit",
+                [(k, SIZES[(i + k) % len(SIZES)]) for k in range(0, NKEYS, 2)]
+                + [(k, None) for k in range(1, NKEYS, 7)],
+            )
+        )
         for r in range(nreaders):
             sched.append(("read", r))
     return sched
@@ -344,12 +361,24 @@ def test_mutation_reuse_under_reader_is_caught(tmp_path, readers):
     lib, C = _mutation_lib()
     nt, npr = (1, 0) if readers == "thread" else (0, 1)
     # sanity: the same schedule is clean without the mutation
-    assert not with_env("ffi", str(tmp_path), nt, npr, long_reader_schedule(1), "pkg"
-                        if readers == "process" and have_pkg() else "ffi")
+    assert not with_env(
+        "ffi",
+        str(tmp_path),
+        nt,
+        npr,
+        long_reader_schedule(1),
+        "pkg" if readers == "process" and have_pkg() else "ffi",
+    )
     old = lib.set_mutation(C.MUT_IGNORE_READERS)
     try:
-        bad = with_env("ffi", str(tmp_path), nt, npr, long_reader_schedule(1),
-                       "pkg" if readers == "process" and have_pkg() else "ffi")
+        bad = with_env(
+            "ffi",
+            str(tmp_path),
+            nt,
+            npr,
+            long_reader_schedule(1),
+            "pkg" if readers == "process" and have_pkg() else "ffi",
+        )
     finally:
         lib.set_mutation(old)
     H.count(f"mutation: snapshot violations found (reuse under reader, {readers})", len(bad))

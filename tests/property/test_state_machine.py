@@ -27,8 +27,13 @@ import tempfile
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import (RuleBasedStateMachine, invariant, precondition, rule,
-                                 run_state_machine_as_test)
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from crash import harness as H
 
@@ -36,15 +41,34 @@ from .model import Model
 
 mdb = pytest.importorskip("mdb")
 
-PLAIN_KEYS = [b"a", b"ab", b"abc", b"b", b"ba", b"k1", b"k10", b"k2", b"z", b"zz",
-              b"\x00", b"\xff", b"\xff\xff", b"mid"] + [b"key%03d" % i for i in range(15)]
-INT_KEYS = [i.to_bytes(8, "little") for i in (0, 1, 2, 255, 256, 65535, 1 << 32, 1 << 63,
-                                              (1 << 64) - 1, 7, 8, 9, 1000, 123456)]
+PLAIN_KEYS = [
+    b"a",
+    b"ab",
+    b"abc",
+    b"b",
+    b"ba",
+    b"k1",
+    b"k10",
+    b"k2",
+    b"z",
+    b"zz",
+    b"\x00",
+    b"\xff",
+    b"\xff\xff",
+    b"mid",
+] + [b"key%03d" % i for i in range(15)]
+INT_KEYS = [
+    i.to_bytes(8, "little")
+    for i in (0, 1, 2, 255, 256, 65535, 1 << 32, 1 << 63, (1 << 64) - 1, 7, 8, 9, 1000, 123456)
+]
 VALUES = st.sampled_from([0, 1, 10, 100, 1000, 2000, 2100, 5000, 12000]).flatmap(
     lambda n: st.binary(min_size=min(n, 4), max_size=min(n, 4)).map(
-        lambda b, n=n: (b * (n // max(len(b), 1) + 1))[:n] if b else b"\x00" * n))
-DUP_VALUES = st.sampled_from([b"a", b"b", b"bb", b"c", b"x" * 50, b"y" * 200,
-                              b"\x00\x01", b"v%d" % 5, b"v%d" % 12])
+        lambda b, n=n: (b * (n // max(len(b), 1) + 1))[:n] if b else b"\x00" * n
+    )
+)
+DUP_VALUES = st.sampled_from(
+    [b"a", b"b", b"bb", b"c", b"x" * 50, b"y" * 200, b"\x00\x01", b"v%d" % 5, b"v%d" % 12]
+)
 FIX_VALUES = st.integers(0, 40).map(lambda i: i.to_bytes(8, "big"))
 
 
@@ -87,8 +111,8 @@ class EnvMachine(RuleBasedStateMachine):
             specs["dfix"] = {"dupsort": True, "dupfixed": True}
         self.specs = specs
         self.committed = Model(specs)
-        self.stack = []       # [(txn, model)] innermost last
-        self.cursors = {}     # db name -> [cursor, position | None | "?"]
+        self.stack = []  # [(txn, model)] innermost last
+        self.cursors = {}  # db name -> [cursor, position | None | "?"]
         self._open_env()
 
     # ---- plumbing
@@ -98,8 +122,11 @@ class EnvMachine(RuleBasedStateMachine):
         self.handles = {}
         for name, kw in self.specs.items():
             self.handles[name] = self.env.open_db(
-                name.encode(), integerkey=kw.get("intkey", False),
-                dupsort=kw.get("dupsort", False), dupfixed=kw.get("dupfixed", False))
+                name.encode(),
+                integerkey=kw.get("intkey", False),
+                dupsort=kw.get("dupsort", False),
+                dupfixed=kw.get("dupfixed", False),
+            )
 
     def _close_cursors(self):
         for c, _ in self.cursors.values():
@@ -188,8 +215,12 @@ class EnvMachine(RuleBasedStateMachine):
 
     # ---- data ops
     @precondition(lambda self: self.stack)
-    @rule(data=st.data(), overwrite=st.booleans(), dupdata=st.booleans(),
-          append=st.sampled_from([False, False, False, True]))
+    @rule(
+        data=st.data(),
+        overwrite=st.booleans(),
+        dupdata=st.booleans(),
+        append=st.sampled_from([False, False, False, True]),
+    )
     def put(self, data, overwrite, dupdata, append):
         self.step()
         name = data.draw(st.sampled_from(sorted(self.specs)))
@@ -198,10 +229,13 @@ class EnvMachine(RuleBasedStateMachine):
             append = False
         k, v = self.db_key(data, name), self.db_val(data, name)
         want = mdl.put(k, v, dupdata=dupdata, overwrite=overwrite, append=append)
-        got = self.top[0].put(k, v, db=self.handles[name], overwrite=overwrite,
-                              dupdata=dupdata, append=append)
-        assert got == want, f"put({k!r}, {len(v)} bytes, {name}, overwrite={overwrite}, " \
-                            f"dupdata={dupdata}, append={append}) -> {got}, model {want}"
+        got = self.top[0].put(
+            k, v, db=self.handles[name], overwrite=overwrite, dupdata=dupdata, append=append
+        )
+        assert got == want, (
+            f"put({k!r}, {len(v)} bytes, {name}, overwrite={overwrite}, "
+            f"dupdata={dupdata}, append={append}) -> {got}, model {want}"
+        )
         self._after_write(name)
 
     @precondition(lambda self: self.stack)
@@ -267,11 +301,28 @@ class EnvMachine(RuleBasedStateMachine):
             ent[1] = "?"
 
     @precondition(lambda self: self.stack)
-    @rule(data=st.data(), op=st.sampled_from(["first", "last", "set_key", "set_range",
-                                              "next", "prev", "first_dup", "last_dup",
-                                              "next_dup", "prev_dup", "next_nodup",
-                                              "prev_nodup", "set_key_dup", "set_range_dup",
-                                              "count"]))
+    @rule(
+        data=st.data(),
+        op=st.sampled_from(
+            [
+                "first",
+                "last",
+                "set_key",
+                "set_range",
+                "next",
+                "prev",
+                "first_dup",
+                "last_dup",
+                "next_dup",
+                "prev_dup",
+                "next_nodup",
+                "prev_nodup",
+                "set_key_dup",
+                "set_range_dup",
+                "count",
+            ]
+        ),
+    )
     def cursor_move(self, data, op):
         self.step()
         name = data.draw(st.sampled_from(sorted(self.specs)))
@@ -279,12 +330,30 @@ class EnvMachine(RuleBasedStateMachine):
         ent = self._cursor(name)
         c, pos = ent
         ps = mdl.pairs()
-        dup_op = op in ("first_dup", "last_dup", "next_dup", "prev_dup", "next_nodup",
-                        "prev_nodup", "set_key_dup", "set_range_dup", "count")
+        dup_op = op in (
+            "first_dup",
+            "last_dup",
+            "next_dup",
+            "prev_dup",
+            "next_nodup",
+            "prev_nodup",
+            "set_key_dup",
+            "set_range_dup",
+            "count",
+        )
         if dup_op and not mdl.dupsort:
             return
-        relative = op in ("next", "prev", "first_dup", "last_dup", "next_dup", "prev_dup",
-                          "next_nodup", "prev_nodup", "count")
+        relative = op in (
+            "next",
+            "prev",
+            "first_dup",
+            "last_dup",
+            "next_dup",
+            "prev_dup",
+            "next_nodup",
+            "prev_nodup",
+            "count",
+        )
         if relative and not isinstance(pos, tuple):
             return  # position not modelled (see module docstring)
         i = mdl.index_of(pos) if isinstance(pos, tuple) else None
@@ -308,8 +377,7 @@ class EnvMachine(RuleBasedStateMachine):
                 self._expect(ent, mdl, c.set_key_dup(k, v), want, f"set_key_dup({k!r},{v!r})")
             else:
                 want = next((p for p in ps if p[0] == k and p[1] >= v), None)
-                self._expect(ent, mdl, c.set_range_dup(k, v), want,
-                             f"set_range_dup({k!r},{v!r})")
+                self._expect(ent, mdl, c.set_range_dup(k, v), want, f"set_range_dup({k!r},{v!r})")
         elif op == "next":
             self._expect(ent, mdl, c.next(), ps[i + 1] if i + 1 < len(ps) else None, op)
         elif op == "prev":
@@ -326,8 +394,7 @@ class EnvMachine(RuleBasedStateMachine):
             elif op == "last_dup":
                 self._expect(ent, mdl, c.last_dup(), same[-1], op)
             elif op == "next_dup":
-                self._expect(ent, mdl, c.next_dup(), same[j + 1] if j + 1 < len(same)
-                             else None, op)
+                self._expect(ent, mdl, c.next_dup(), same[j + 1] if j + 1 < len(same) else None, op)
             elif op == "prev_dup":
                 self._expect(ent, mdl, c.prev_dup(), same[j - 1] if j > 0 else None, op)
             elif op == "next_nodup":
@@ -340,8 +407,12 @@ class EnvMachine(RuleBasedStateMachine):
                 self._expect(ent, mdl, c.prev_nodup(), prv or None, op)
 
     @precondition(lambda self: self.stack)
-    @rule(data=st.data(), overwrite=st.booleans(), dupdata=st.booleans(),
-          append=st.sampled_from([False, False, True]))
+    @rule(
+        data=st.data(),
+        overwrite=st.booleans(),
+        dupdata=st.booleans(),
+        append=st.sampled_from([False, False, True]),
+    )
     def cursor_put(self, data, overwrite, dupdata, append):
         self.step()
         name = data.draw(st.sampled_from(sorted(self.specs)))
@@ -352,12 +423,15 @@ class EnvMachine(RuleBasedStateMachine):
         k, v = self.db_key(data, name), self.db_val(data, name)
         want = mdl.put(k, v, dupdata=dupdata, overwrite=overwrite, append=append)
         got = ent[0].put(k, v, dupdata=dupdata, overwrite=overwrite, append=append)
-        assert got == want, f"cursor put({k!r}, {name}, overwrite={overwrite}, " \
-                            f"dupdata={dupdata}, append={append}) -> {got}, model {want}"
+        assert got == want, (
+            f"cursor put({k!r}, {name}, overwrite={overwrite}, "
+            f"dupdata={dupdata}, append={append}) -> {got}, model {want}"
+        )
         if got:
             ent[1] = (k, v)
-            assert (bytes(ent[0].key()), bytes(ent[0].value())) == (k, v), \
+            assert (bytes(ent[0].key()), bytes(ent[0].value())) == (k, v), (
                 "cursor not on the item it put"
+            )
         else:
             ent[1] = "?"
         self._after_write(name, via=ent)
@@ -424,15 +498,18 @@ def run_machine(module, examples, steps):
     M.module, M.dup, M.nested = module, dup, nested
     M.check = module is mdb and mdb.backend_features.get("check", False)
     run_state_machine_as_test(
-        M, settings=settings(max_examples=examples, stateful_step_count=steps))
+        M, settings=settings(max_examples=examples, stateful_step_count=steps)
+    )
     return dup, nested
 
 
 def test_state_machine_mdb():
     dup, nested = run_machine(mdb, H.size("state_machine"), H.size("state_machine_steps"))
     H.count("state-machine runs (mdb)", H.size("state_machine"))
-    print(f"mdb engine: dupsort {'on' if dup else 'OFF (probe)'}, nested "
-          f"{'on' if nested else 'OFF (probe)'}")
+    print(
+        f"mdb engine: dupsort {'on' if dup else 'OFF (probe)'}, nested "
+        f"{'on' if nested else 'OFF (probe)'}"
+    )
 
 
 @pytest.mark.skipif(os.environ.get("MDB_TEST_IMPL") == "system", reason="same as above")

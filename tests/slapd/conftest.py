@@ -1,4 +1,5 @@
 """tests/slapd: OpenLDAP slapd/back-mdb over stock LMDB and over our library."""
+
 import os
 import sys
 

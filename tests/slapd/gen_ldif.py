@@ -11,6 +11,7 @@ timestamps), derived from the seed, so that two loads of the same file -- one on
 slapd, one on our library -- produce byte-identical slapcat output.
 The output depends only on N and the seed.
 """
+
 import argparse
 import random
 import sys
@@ -20,13 +21,65 @@ SUFFIX = "dc=example,dc=com"
 PEOPLE = "ou=People," + SUFFIX
 ADMIN = "cn=admin," + SUFFIX
 
-FIRST = ["Ada", "Alan", "Barbara", "Brian", "Claude", "Dennis", "Donald", "Edsger", "Frances",
-         "Grace", "Hedy", "Ivan", "John", "Ken", "Leslie", "Margaret", "Niklaus", "Radia",
-         "Shafi", "Tony", "Ursula", "Vint", "Whitfield", "Yukihiro", "Zhores"]
-LAST = ["Abbott", "Baker", "Castro", "Dubois", "Eriksen", "Fischer", "Garcia", "Hughes",
-        "Ivanova", "Jansen", "Kowalski", "Lopez", "Moreau", "Nakamura", "Okafor", "Petrov",
-        "Quinn", "Rossi", "Schmidt", "Tanaka", "Umar", "Varga", "Weber", "Xu", "Yilmaz",
-        "Zimmermann", "Andersson", "Bianchi", "Costa", "Dimitrov"]
+FIRST = [
+    "Ada",
+    "Alan",
+    "Barbara",
+    "Brian",
+    "Claude",
+    "Dennis",
+    "Donald",
+    "Edsger",
+    "Frances",
+    "Grace",
+    "Hedy",
+    "Ivan",
+    "John",
+    "Ken",
+    "Leslie",
+    "Margaret",
+    "Niklaus",
+    "Radia",
+    "Shafi",
+    "Tony",
+    "Ursula",
+    "Vint",
+    "Whitfield",
+    "Yukihiro",
+    "Zhores",
+]
+LAST = [
+    "Abbott",
+    "Baker",
+    "Castro",
+    "Dubois",
+    "Eriksen",
+    "Fischer",
+    "Garcia",
+    "Hughes",
+    "Ivanova",
+    "Jansen",
+    "Kowalski",
+    "Lopez",
+    "Moreau",
+    "Nakamura",
+    "Okafor",
+    "Petrov",
+    "Quinn",
+    "Rossi",
+    "Schmidt",
+    "Tanaka",
+    "Umar",
+    "Varga",
+    "Weber",
+    "Xu",
+    "Yilmaz",
+    "Zimmermann",
+    "Andersson",
+    "Bianchi",
+    "Costa",
+    "Dimitrov",
+]
 CITIES = ["Aarhus", "Bergen", "Cork", "Dresden", "Eindhoven", "Faro", "Graz", "Haarlem"]
 
 
@@ -40,29 +93,37 @@ class Gen:
         self.csn += 1
         sec = self.csn // 1000
         usec = self.csn % 1000 * 1000
-        ts = f"202601{1 + sec // 86400:02d}{sec // 3600 % 24:02d}{sec // 60 % 60:02d}" \
-             f"{sec % 60:02d}"
+        ts = f"202601{1 + sec // 86400:02d}{sec // 3600 % 24:02d}{sec // 60 % 60:02d}{sec % 60:02d}"
         u = uuid.UUID(int=self.rng.getrandbits(128), version=4)
-        return [("entryUUID", str(u)),
-                ("creatorsName", ADMIN),
-                ("createTimestamp", ts + "Z"),
-                ("entryCSN", f"{ts}.{usec:06d}Z#000000#000#000000"),
-                ("modifiersName", ADMIN),
-                ("modifyTimestamp", ts + "Z")]
+        return [
+            ("entryUUID", str(u)),
+            ("creatorsName", ADMIN),
+            ("createTimestamp", ts + "Z"),
+            ("entryCSN", f"{ts}.{usec:06d}Z#000000#000#000000"),
+            ("modifiersName", ADMIN),
+            ("modifyTimestamp", ts + "Z"),
+        ]
 
     def person(self, i):
         r = self.rng
         first, last = r.choice(FIRST), r.choice(LAST)
         cn = f"{first} {last}"
-        attrs = [("objectClass", "top"), ("objectClass", "person"),
-                 ("objectClass", "organizationalPerson"), ("objectClass", "inetOrgPerson"),
-                 ("uid", f"user.{i}"), ("cn", cn), ("sn", last), ("givenName", first),
-                 ("initials", first[0] + last[0]),
-                 ("mail", f"user.{i}@example.com"),
-                 ("employeeNumber", str(i)),
-                 ("telephoneNumber", f"+1 555 {r.randrange(10000):04d} {r.randrange(1000):03d}"),
-                 ("l", r.choice(CITIES)),
-                 ("description", f"This is the description for {cn}.")]
+        attrs = [
+            ("objectClass", "top"),
+            ("objectClass", "person"),
+            ("objectClass", "organizationalPerson"),
+            ("objectClass", "inetOrgPerson"),
+            ("uid", f"user.{i}"),
+            ("cn", cn),
+            ("sn", last),
+            ("givenName", first),
+            ("initials", first[0] + last[0]),
+            ("mail", f"user.{i}@example.com"),
+            ("employeeNumber", str(i)),
+            ("telephoneNumber", f"+1 555 {r.randrange(10000):04d} {r.randrange(1000):03d}"),
+            ("l", r.choice(CITIES)),
+            ("description", f"This is the description for {cn}."),
+        ]
         if r.random() < 0.3:
             attrs.append(("mobile", f"+1 555 {r.randrange(10000000):07d}"))
         return f"uid=user.{i},{PEOPLE}", attrs + self.op_attrs()
@@ -70,11 +131,22 @@ class Gen:
 
 def entries(n, seed):
     g = Gen(seed)
-    yield SUFFIX, [("objectClass", "top"), ("objectClass", "dcObject"),
-                   ("objectClass", "organization"), ("dc", "example"), ("o", "Example")] \
-        + g.op_attrs()
-    yield PEOPLE, [("objectClass", "top"), ("objectClass", "organizationalUnit"),
-                   ("ou", "People")] + g.op_attrs()
+    yield (
+        SUFFIX,
+        [
+            ("objectClass", "top"),
+            ("objectClass", "dcObject"),
+            ("objectClass", "organization"),
+            ("dc", "example"),
+            ("o", "Example"),
+        ]
+        + g.op_attrs(),
+    )
+    yield (
+        PEOPLE,
+        [("objectClass", "top"), ("objectClass", "organizationalUnit"), ("ou", "People")]
+        + g.op_attrs(),
+    )
     for i in range(n):
         yield g.person(i)
 
@@ -82,7 +154,7 @@ def entries(n, seed):
 def people(n, seed):
     """{uid: cn} of the generated people (for the test's expectations)."""
     out = {}
-    for dn, attrs in entries(n, seed):
+    for _dn, attrs in entries(n, seed):
         d = dict((k, v) for k, v in attrs if k in ("uid", "cn", "entryUUID"))
         if "uid" in d:
             out[d["uid"]] = d

@@ -7,6 +7,7 @@ checked with real `mdb_stat -efa` and our mdbcheck; the dynamic linker's binding
 back_mdb recorded with LD_DEBUG=bindings.  Everything lives in a private temp directory
 (own slapd.conf, own DB dir, own pid file); the slapd started is always stopped.
 """
+
 import os
 import random
 import re
@@ -50,16 +51,19 @@ def lmdb_api_names():
     r = compatlib.run(["nm", "-D", "--defined-only", compatlib.SYSTEM_LIB])
     for line in r.stdout.splitlines():
         p = line.split()
-        if len(p) >= 3 and p[1] == "T" and p[2].startswith("mdb_") \
-                and not p[2].startswith(("mdb_midl", "mdb_mid2l")):
+        if (
+            len(p) >= 3
+            and p[1] == "T"
+            and p[2].startswith("mdb_")
+            and not p[2].startswith(("mdb_midl", "mdb_mid2l"))
+        ):
             names.add(p[2].split("@")[0])
     return names
 
 
 def dynamic_defined(path):
     r = compatlib.run(["nm", "-D", "--defined-only", path])
-    return {ln.split()[2].split("@")[0] for ln in r.stdout.splitlines()
-            if len(ln.split()) >= 3}
+    return {ln.split()[2].split("@")[0] for ln in r.stdout.splitlines() if len(ln.split()) >= 3}
 
 
 def plt_names(path):
@@ -109,7 +113,8 @@ def read_bindings(prefix):
                 m = _BIND.search(line)
                 if m and "back_mdb" in os.path.basename(m.group(1)):
                     out.setdefault(m.group(3).split("@")[0], set()).add(
-                        os.path.realpath(m.group(2)))
+                        os.path.realpath(m.group(2))
+                    )
     return out
 
 
@@ -187,8 +192,7 @@ def make_changes(n, seed, people):
         k = r.randrange(4)
         if k == 0:
             desc = f"changed {r.randrange(10**6)}"
-            out.append(f"dn: {dn}\nchangetype: modify\nreplace: description\n"
-                       f"description: {desc}\n")
+            out.append(f"dn: {dn}\nchangetype: modify\nreplace: description\ndescription: {desc}\n")
             exp["description"][u] = desc
         elif k == 1:
             out.append(f"dn: {dn}\nchangetype: modify\nadd: mail\nmail: {u}@mail2.example\n")
@@ -202,14 +206,18 @@ def make_changes(n, seed, people):
         exp["deleted"].add(u)
     for i in range(20):
         u = f"new.{i}"
-        out.append(f"dn: uid={u},{gen_ldif.PEOPLE}\nchangetype: add\nobjectClass: inetOrgPerson\n"
-                   f"uid: {u}\ncn: New Person {i % 5}\nsn: Person\n"
-                   f"description: added over LDAP {i}\n")
+        out.append(
+            f"dn: uid={u},{gen_ldif.PEOPLE}\nchangetype: add\nobjectClass: inetOrgPerson\n"
+            f"uid: {u}\ncn: New Person {i % 5}\nsn: Person\n"
+            f"description: added over LDAP {i}\n"
+        )
         exp["added"].append(u)
     for u in ren:
         nu = u.replace("user.", "moved.")
-        out.append(f"dn: uid={u},{gen_ldif.PEOPLE}\nchangetype: modrdn\nnewrdn: uid={nu}\n"
-                   f"deleteoldrdn: 1\n")
+        out.append(
+            f"dn: uid={u},{gen_ldif.PEOPLE}\nchangetype: modrdn\nnewrdn: uid={nu}\n"
+            f"deleteoldrdn: 1\n"
+        )
         exp["renamed"][u] = nu
     return "\n".join(out), exp
 
@@ -227,16 +235,35 @@ def search_plan(n, seed, people):
     for u in r.sample(uids, 40):
         plan.append(("uuid", gen_ldif.SUFFIX, f"(entryUUID={people[u]['entryUUID']})", ["1.1"]))
     for u in r.sample(uids, 20):
-        plan.append(("and", gen_ldif.SUFFIX,
-                     f"(&(objectClass=person)(cn={people[u]['cn']})(uid={u}))", ["uid"]))
+        plan.append(
+            (
+                "and",
+                gen_ldif.SUFFIX,
+                f"(&(objectClass=person)(cn={people[u]['cn']})(uid={u}))",
+                ["uid"],
+            )
+        )
     plan.append(("count", gen_ldif.SUFFIX, "(objectClass=inetOrgPerson)", ["1.1"]))
     plan.append(("renamed", gen_ldif.PEOPLE, "(|(uid=moved.*)(uid=new.*))", ["uid", "cn"]))
     return plan
 
 
 def ldapsearch(port, base, flt, attrs, timeout=60, scope="sub"):
-    cmd = [tool("ldapsearch"), "-x", "-LLL", "-o", "ldif-wrap=no", "-H",
-           f"ldap://127.0.0.1:{port}/", "-s", scope, "-b", base, flt, *attrs]
+    cmd = [
+        tool("ldapsearch"),
+        "-x",
+        "-LLL",
+        "-o",
+        "ldif-wrap=no",
+        "-H",
+        f"ldap://127.0.0.1:{port}/",
+        "-s",
+        scope,
+        "-b",
+        base,
+        flt,
+        *attrs,
+    ]
     r = compatlib.run(cmd, timeout=timeout)
     return r.returncode, r.stdout
 
@@ -290,9 +317,11 @@ def run_scenario(impl, n=10000, seed=1, workdir=None, keep=False):
                     ldif_values.add(v)
 
         t0 = time.monotonic()
-        r = compatlib.run([tool("slapadd"), "-q", "-f", conf, "-l", ldif],
-                          env=dict(dbg, LD_DEBUG_OUTPUT=os.path.join(d, "bind-slapadd")),
-                          timeout=120)
+        r = compatlib.run(
+            [tool("slapadd"), "-q", "-f", conf, "-l", ldif],
+            env=dict(dbg, LD_DEBUG_OUTPUT=os.path.join(d, "bind-slapadd")),
+            timeout=120,
+        )
         res["times"]["slapadd"] = time.monotonic() - t0
         res["slapadd_rc"] = r.returncode
         res["slapadd_err"] = r.stderr[-2000:]
@@ -302,10 +331,13 @@ def run_scenario(impl, n=10000, seed=1, workdir=None, keep=False):
         port = free_port()
         res["port"] = port
         log = open(os.path.join(d, "slapd.log"), "w")
-        proc = subprocess.Popen([tool("slapd"), "-f", conf, "-h", f"ldap://127.0.0.1:{port}/",
-                                 "-d", "0"], stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL,
-                                env=dict(dbg, LD_DEBUG_OUTPUT=os.path.join(d, "bind-slapd")))
+        proc = subprocess.Popen(
+            [tool("slapd"), "-f", conf, "-h", f"ldap://127.0.0.1:{port}/", "-d", "0"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=dict(dbg, LD_DEBUG_OUTPUT=os.path.join(d, "bind-slapd")),
+        )
         t0 = time.monotonic()
         ready = False
         while time.monotonic() - t0 < 30 and proc.poll() is None:
@@ -324,8 +356,9 @@ def run_scenario(impl, n=10000, seed=1, workdir=None, keep=False):
 
         plan = search_plan(n, seed, people)
         t0 = time.monotonic()
-        res["search_before"] = [(name, flt) + ldapsearch(port, base, flt, attrs)
-                                for name, base, flt, attrs in plan]
+        res["search_before"] = [
+            (name, flt) + ldapsearch(port, base, flt, attrs) for name, base, flt, attrs in plan
+        ]
         res["times"]["searches_before"] = time.monotonic() - t0
 
         changes, exp = make_changes(n, seed, people)
@@ -333,15 +366,28 @@ def run_scenario(impl, n=10000, seed=1, workdir=None, keep=False):
         with open(os.path.join(d, "changes.ldif"), "w") as f:
             f.write(changes)
         t0 = time.monotonic()
-        r = compatlib.run([tool("ldapmodify"), "-x", "-H", f"ldap://127.0.0.1:{port}/",
-                           "-D", ROOTDN, "-w", ROOTPW, "-f", os.path.join(d, "changes.ldif")],
-                          timeout=120)
+        r = compatlib.run(
+            [
+                tool("ldapmodify"),
+                "-x",
+                "-H",
+                f"ldap://127.0.0.1:{port}/",
+                "-D",
+                ROOTDN,
+                "-w",
+                ROOTPW,
+                "-f",
+                os.path.join(d, "changes.ldif"),
+            ],
+            timeout=120,
+        )
         res["times"]["ldapmodify"] = time.monotonic() - t0
         res["modify_rc"], res["modify_out"] = r.returncode, r.stdout + r.stderr
 
         t0 = time.monotonic()
-        res["search_after"] = [(name, flt) + ldapsearch(port, base, flt, attrs)
-                               for name, base, flt, attrs in plan]
+        res["search_after"] = [
+            (name, flt) + ldapsearch(port, base, flt, attrs) for name, base, flt, attrs in plan
+        ]
         res["times"]["searches_after"] = time.monotonic() - t0
         res["slapd_exit"] = stop(proc)
         proc = None
@@ -349,9 +395,11 @@ def run_scenario(impl, n=10000, seed=1, workdir=None, keep=False):
 
         t0 = time.monotonic()
         out = os.path.join(d, "out.ldif")
-        r = compatlib.run([tool("slapcat"), "-f", conf, "-l", out],
-                          env=dict(dbg, LD_DEBUG_OUTPUT=os.path.join(d, "bind-slapcat")),
-                          timeout=120)
+        r = compatlib.run(
+            [tool("slapcat"), "-f", conf, "-l", out],
+            env=dict(dbg, LD_DEBUG_OUTPUT=os.path.join(d, "bind-slapcat")),
+            timeout=120,
+        )
         res["times"]["slapcat"] = time.monotonic() - t0
         res["slapcat_rc"] = r.returncode
         with open(out) as f:
@@ -360,8 +408,9 @@ def run_scenario(impl, n=10000, seed=1, workdir=None, keep=False):
         res["slapcat"] = normalise_slapcat(raw, ldif_values)
 
         res["file_problems"] = compatlib.check_env_files(os.path.join(d, "db"))
-        called = symbol_report(compatlib.OUR_LIB if impl == "ours" else
-                               compatlib.SYSTEM_LIB)["called_api"]
+        called = symbol_report(compatlib.OUR_LIB if impl == "ours" else compatlib.SYSTEM_LIB)[
+            "called_api"
+        ]
         res["binding_problems"] = {}
         for prog in ("slapadd", "slapd", "slapcat"):
             b = read_bindings(os.path.join(d, f"bind-{prog}"))

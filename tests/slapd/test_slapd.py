@@ -14,6 +14,7 @@ LD_PRELOAD, on our library.  See slapdlab.py for the scenario.
   index), so this is skipped, naming the feature, while our library reports it lacks it
   (MDB_COMPAT_STRICT=1, as in `make test-compat`, runs it anyway).
 """
+
 import os
 import shutil
 import tempfile
@@ -29,8 +30,10 @@ SEED = 1
 
 missing = slapdlab.missing_tools()
 pytestmark = pytest.mark.skipif(
-    bool(missing) and not compatlib.strict(), reason="slapd not installed (DEBIAN_FRONTEND=noninteractive apt-get "
-    "install -y slapd ldap-utils): missing " + ", ".join(missing))
+    bool(missing) and not compatlib.strict(),
+    reason="slapd not installed (DEBIAN_FRONTEND=noninteractive apt-get "
+    "install -y slapd ldap-utils): missing " + ", ".join(missing),
+)
 
 
 def need_ours():
@@ -61,10 +64,10 @@ def check_scenario(res):
     assert res["slapd_ready"], res.get("slapd_log")
     people = gen_ldif.people(N, SEED)
     exp = res["expect"]
-    for (name, flt, rc, out) in res["search_before"]:
+    for name, flt, rc, out in res["search_before"]:
         assert rc == 0, (flt, out)
         if name == "uid":
-            uid = flt[len("(uid="):-1]
+            uid = flt[len("(uid=") : -1]
             assert f"\ncn: {people[uid]['cn']}\n" in out and out.count("dn: ") == 1, flt
         elif name in ("cn", "and"):
             cn = flt.split("(cn=")[1].split(")")[0]
@@ -85,7 +88,7 @@ def check_scenario(res):
     assert count == N - len(exp["deleted"]) + len(exp["added"])
     renamed = after["(|(uid=moved.*)(uid=new.*))"]
     assert renamed.count("dn: ") == len(exp["renamed"]) + len(exp["added"])
-    for old, new in exp["renamed"].items():
+    for new in exp["renamed"].values():
         assert f"dn: uid={new},{gen_ldif.PEOPLE}" in renamed
     assert res["slapd_exit"] == 0
     assert res["slapcat_rc"] == 0
@@ -110,8 +113,10 @@ def test_stock_slapd(stock):
 def test_backmdb_api_calls_are_all_exported_by_ours():
     need_ours()
     rep = slapdlab.symbol_report(compatlib.OUR_LIB)
-    print(f"back_mdb calls {len(rep['called_api'])} LMDB API functions through its PLT: "
-          f"{rep['called_api']}")
+    print(
+        f"back_mdb calls {len(rep['called_api'])} LMDB API functions through its PLT: "
+        f"{rep['called_api']}"
+    )
     assert len(rep["api"]) == 56
     assert rep["called_api"], "no LMDB API call found in back_mdb's PLT"
     assert rep["not_exported_by_ours"] == []
@@ -126,8 +131,12 @@ def test_backmdb_binds_to_ours_and_accepts_its_version():
     d = tempfile.mkdtemp(prefix="slaptest-ours-")
     try:
         conf = slapdlab.write_conf(d)
-        env = dict(os.environ, LD_PRELOAD=os.path.realpath(compatlib.OUR_LIB),
-                   LD_DEBUG="bindings", LD_DEBUG_OUTPUT=os.path.join(d, "bind"))
+        env = dict(
+            os.environ,
+            LD_PRELOAD=os.path.realpath(compatlib.OUR_LIB),
+            LD_DEBUG="bindings",
+            LD_DEBUG_OUTPUT=os.path.join(d, "bind"),
+        )
         # -u: dry run, no database opened: loads back_mdb (bindings are made at load time,
         # back_mdb is BIND_NOW) and runs its initialisation, where the version gate is.
         r = compatlib.run([slapdlab.tool("slaptest"), "-u", "-f", conf], env=env, timeout=60)
@@ -137,8 +146,9 @@ def test_backmdb_binds_to_ours_and_accepts_its_version():
         assert slapdlab.check_bindings(b, called, compatlib.OUR_LIB) == []
         # and back-mdb's own functions stay its own
         own = [n for n, t in b.items() if n.startswith("mdb_") and n not in called]
-        assert own and all(t == {os.path.realpath(slapdlab.BACK_MDB)} for n, t in b.items()
-                           if n in own)
+        assert own and all(
+            t == {os.path.realpath(slapdlab.BACK_MDB)} for n, t in b.items() if n in own
+        )
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -147,8 +157,10 @@ def test_ours_slapd_matches_stock(stock):
     need_ours()
     missing_feats = compatlib.missing_features(compatlib.OUR_LIB, ("dupsort",))
     if missing_feats:
-        pytest.skip("back-mdb needs DUPSORT (dn2i, id2v and every attribute index); our "
-                    "library does not implement " + " and ".join(missing_feats) + " yet")
+        pytest.skip(
+            "back-mdb needs DUPSORT (dn2i, id2v and every attribute index); our "
+            "library does not implement " + " and ".join(missing_feats) + " yet"
+        )
     ours = slapdlab.run_scenario("ours", n=N, seed=SEED)
     print("ours run times:", {k: round(v, 2) for k, v in ours["times"].items()})
     check_scenario(ours)

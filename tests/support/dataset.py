@@ -40,8 +40,25 @@ SHAPES = {
 ALL_NAMED = SHAPES["dupsort"]
 # Sizes that sit on LMDB's boundaries at 4 KiB pages: the node maximum (2038 with header),
 # exactly one page, several pages, and the 4 MiB top end.
-BIG_SIZES = [0, 1, 2000, 2022, 2023, 2030, 2048, 4080, 4096, 4097, 8192, 12289,
-             65536, 100000, 1 << 20, (1 << 22) - 1, 1 << 22]
+BIG_SIZES = [
+    0,
+    1,
+    2000,
+    2022,
+    2023,
+    2030,
+    2048,
+    4080,
+    4096,
+    4097,
+    8192,
+    12289,
+    65536,
+    100000,
+    1 << 20,
+    (1 << 22) - 1,
+    1 << 22,
+]
 
 
 def _value(rng, n):
@@ -82,7 +99,7 @@ def expected(seed, shape="base"):
     revkey = {}
     tlds = [b".com", b".org", b".example.net", b".co.uk", b""]
     while len(revkey) < 3000:
-        k = b"h%d.s%d" % (rng.randrange(10 ** 6), rng.randrange(40)) + rng.choice(tlds)
+        k = b"h%d.s%d" % (rng.randrange(10**6), rng.randrange(40)) + rng.choice(tlds)
         revkey[k] = _value(rng, rng.randrange(0, 120))
     out["revkey"] = revkey
 
@@ -96,7 +113,7 @@ def expected(seed, shape="base"):
     if shape == "base":
         return out
     dups = {}
-    for i in range(1200):
+    for _ in range(1200):
         k = b"d%05d" % rng.randrange(100000)
         r = rng.random()
         n = 1 if r < 0.5 else (rng.randrange(2, 20) if r < 0.97 else rng.randrange(200, 401))
@@ -149,7 +166,7 @@ def plan(seed, shape="base"):
     # Keep "put k=v1 ... put k=v_final" order for overwritten keys: re-sort each key's puts
     # so the final value is the last one written.
     last = {}
-    for i, (op, name, k, v) in enumerate(ops):
+    for i, (_op, name, k, _v) in enumerate(ops):
         if not (DB_FLAGS[name] & F.DUPSORT):
             last.setdefault((name, k), []).append(i)
     for (name, k), idxs in last.items():
@@ -166,12 +183,12 @@ def plan(seed, shape="base"):
         name = rng.choice([None, "plain", "revkey"])
         k = b"\x00tmp-%05d" % i if name != "intkey" else None
         temps.append(("put", name, k, rng.randbytes(rng.randrange(0, 5000))))
-    ops[len(ops) // 4:len(ops) // 4] = temps
+    ops[len(ops) // 4 : len(ops) // 4] = temps
     ops.extend(("del", name, k, None) for (_, name, k, _) in temps)
     txns = []
     step = 4000
     for i in range(0, len(ops), step):
-        txns.append(ops[i:i + step])
+        txns.append(ops[i : i + step])
     return txns
 
 
@@ -182,8 +199,7 @@ def fingerprint_pairs(pairs):
 
 def expected_listing(seed, shape="base"):
     content = expected(seed, shape)
-    return {("" if n is None else n): fingerprint_pairs(ordered(n, c))
-            for n, c in content.items()}
+    return {("" if n is None else n): fingerprint_pairs(ordered(n, c)) for n, c in content.items()}
 
 
 def first_difference(got, want):

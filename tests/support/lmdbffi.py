@@ -174,8 +174,9 @@ def load(path=None):
 class Env:
     """An MDB_env.  Close it explicitly (or use `with`)."""
 
-    def __init__(self, lib, path, *, mapsize=1 << 28, maxdbs=8, maxreaders=None, flags=0,
-                 mode=0o644):
+    def __init__(
+        self, lib, path, *, mapsize=1 << 28, maxdbs=8, maxreaders=None, flags=0, mode=0o644
+    ):
         self.lib = lib
         c = lib.c
         pp = lib.ffi.new("MDB_env **")
@@ -209,9 +210,13 @@ class Env:
     def info(self):
         st = self.lib.ffi.new("MDB_envinfo *")
         self.lib.check(self.lib.c.mdb_env_info(self.env, st), "mdb_env_info")
-        return {"mapsize": st.me_mapsize, "last_pgno": st.me_last_pgno,
-                "last_txnid": st.me_last_txnid, "maxreaders": st.me_maxreaders,
-                "numreaders": st.me_numreaders}
+        return {
+            "mapsize": st.me_mapsize,
+            "last_pgno": st.me_last_pgno,
+            "last_txnid": st.me_last_txnid,
+            "maxreaders": st.me_maxreaders,
+            "numreaders": st.me_numreaders,
+        }
 
 
 class Txn:
@@ -219,8 +224,10 @@ class Txn:
         self.env = env
         self.lib = env.lib
         pp = self.lib.ffi.new("MDB_txn **")
-        self.lib.check(self.lib.c.mdb_txn_begin(env.env, self.lib.ffi.NULL,
-                                                0 if write else RDONLY, pp), "mdb_txn_begin")
+        self.lib.check(
+            self.lib.c.mdb_txn_begin(env.env, self.lib.ffi.NULL, 0 if write else RDONLY, pp),
+            "mdb_txn_begin",
+        )
         self.txn = pp[0]
 
     def __enter__(self):
@@ -249,8 +256,9 @@ class Txn:
     def open_db(self, name=None, flags=0):
         d = self.lib.ffi.new("MDB_dbi *")
         cname = self.lib.ffi.NULL if name is None else self.lib.ffi.new("char[]", name)
-        self.lib.check(self.lib.c.mdb_dbi_open(self.txn, cname, flags, d),
-                       f"mdb_dbi_open({name!r})")
+        self.lib.check(
+            self.lib.c.mdb_dbi_open(self.txn, cname, flags, d), f"mdb_dbi_open({name!r})"
+        )
         return d[0]
 
     def dbi_flags(self, dbi):
@@ -261,9 +269,14 @@ class Txn:
     def stat(self, dbi):
         st = self.lib.ffi.new("MDB_stat *")
         self.lib.check(self.lib.c.mdb_stat(self.txn, dbi, st), "mdb_stat")
-        return {"psize": st.ms_psize, "depth": st.ms_depth, "branch": st.ms_branch_pages,
-                "leaf": st.ms_leaf_pages, "overflow": st.ms_overflow_pages,
-                "entries": st.ms_entries}
+        return {
+            "psize": st.ms_psize,
+            "depth": st.ms_depth,
+            "branch": st.ms_branch_pages,
+            "leaf": st.ms_leaf_pages,
+            "overflow": st.ms_overflow_pages,
+            "entries": st.ms_entries,
+        }
 
     def put(self, dbi, key, value, flags=0):
         k, kk = self.lib.val(key)

@@ -65,7 +65,7 @@ def stat_entries(text):
     section = None
     for line in text.decode().splitlines():
         if line.startswith("Status of "):
-            section = line[len("Status of "):]
+            section = line[len("Status of ") :]
         elif line.startswith("Freelist Status"):
             section = "Freelist"
         elif line.strip().startswith("Entries:") and section:

@@ -40,6 +40,7 @@ MAPSIZE = 1 << 30
 # --------------------------------------------------------------------------------------
 # Two backends with one small surface: open / begin / db / put / get / delete / items.
 
+
 class LibBackend:
     name = "lib"
 
@@ -96,9 +97,9 @@ class WheelBackend:
 
     def __init__(self, path, nosync=False, notls=False):
         import lmdb  # the wheel: real LMDB, never loaded together with the library under test
+
         self.lmdb = lmdb
-        self.env = lmdb.open(path, map_size=MAPSIZE, max_dbs=8, sync=not nosync,
-                             lib_version=0)
+        self.env = lmdb.open(path, map_size=MAPSIZE, max_dbs=8, sync=not nosync, lib_version=0)
         self.handles = {}
 
     def begin(self, write=False):
@@ -125,9 +126,13 @@ class WheelTxn:
         if name not in cache:
             f = dataset.DB_FLAGS.get(name, 0)
             cache[name] = self.be.env.open_db(
-                name.encode(), txn=self.t, create=self.write,
-                integerkey=bool(f & F.INTEGERKEY), reverse_key=bool(f & F.REVERSEKEY),
-                dupsort=bool(f & F.DUPSORT))
+                name.encode(),
+                txn=self.t,
+                create=self.write,
+                integerkey=bool(f & F.INTEGERKEY),
+                reverse_key=bool(f & F.REVERSEKEY),
+                dupsort=bool(f & F.DUPSORT),
+            )
         return cache[name]
 
     def _kw(self, name):
@@ -154,9 +159,11 @@ class WheelTxn:
         if d is None:
             return 0
         fl = d.flags(self.t)
-        return ((F.REVERSEKEY if fl.get("reverse_key") else 0)
-                | (F.DUPSORT if fl.get("dupsort") else 0)
-                | (F.INTEGERKEY if fl.get("integerkey") else 0))
+        return (
+            (F.REVERSEKEY if fl.get("reverse_key") else 0)
+            | (F.DUPSORT if fl.get("dupsort") else 0)
+            | (F.INTEGERKEY if fl.get("integerkey") else 0)
+        )
 
     def commit(self):
         self.t.commit()
@@ -180,6 +187,7 @@ def out(obj):
 
 # --------------------------------------------------------------------------------------
 # (a) interop shape
+
 
 def cmd_write_shape(impl, d, shape, seed):
     os.makedirs(d, exist_ok=True)
@@ -209,8 +217,11 @@ def cmd_read_all(impl, d, outfile, shape, seed=None):
     for name in [None] + named:
         pairs = list(t.items(name))
         if name is None:
-            named_in_main = [k.decode() for k, v in pairs if k.decode("latin-1") in
-                             dataset.ALL_NAMED and len(v) == 48]
+            named_in_main = [
+                k.decode()
+                for k, v in pairs
+                if k.decode("latin-1") in dataset.ALL_NAMED and len(v) == 48
+            ]
             pairs = [(k, v) for k, v in pairs if k.decode("latin-1") not in dataset.ALL_NAMED]
         listing["" if name is None else name] = dataset.fingerprint_pairs(pairs)
         flags["" if name is None else name] = t.db_flags(name)
@@ -224,18 +235,30 @@ def cmd_read_all(impl, d, outfile, shape, seed=None):
             for k in rng.sample(keys, min(200, len(keys))):
                 got = t.get(name, k)
                 if got != exp[name][k]:
-                    get_errors.append(f"{name}:{k.hex()}: got "
-                                      f"{None if got is None else len(got)} bytes, want "
-                                      f"{len(exp[name][k])}")
-            absent = (2 ** 63 + 12345).to_bytes(8, "little") if name == "intkey" \
+                    get_errors.append(
+                        f"{name}:{k.hex()}: got "
+                        f"{None if got is None else len(got)} bytes, want "
+                        f"{len(exp[name][k])}"
+                    )
+            absent = (
+                (2**63 + 12345).to_bytes(8, "little")
+                if name == "intkey"
                 else b"\x00\x00no-such-key"
+            )
             if absent not in exp[name] and t.get(name, absent) is not None:
                 get_errors.append(f"{name}: absent key {absent.hex()} found")
     t.abort()
     be.close()
     with open(outfile, "w") as f:
-        json.dump({"listing": listing, "flags": flags, "named_in_main": named_in_main,
-                   "get_errors": get_errors[:20]}, f)
+        json.dump(
+            {
+                "listing": listing,
+                "flags": flags,
+                "named_in_main": named_in_main,
+                "get_errors": get_errors[:20],
+            },
+            f,
+        )
     out({"dbs": len(listing)})
 
 
@@ -359,12 +382,21 @@ def cmd_conc_reader(impl, d, ctrl, rid):
         if len(violations) > 10:
             break
     be.close()
-    out({"impl": impl, "reads": reads, "distinct_gens": len(gens), "last_gen": last_gen,
-         "done": done, "violations": violations})
+    out(
+        {
+            "impl": impl,
+            "reads": reads,
+            "distinct_gens": len(gens),
+            "last_gen": last_gen,
+            "done": done,
+            "violations": violations,
+        }
+    )
 
 
 # --------------------------------------------------------------------------------------
 # (c) free-page reuse
+
 
 def cmd_freelist(impl, d, seed, pinned_updates="1000", updates="20000"):
     rng = random.Random(int(seed))
@@ -405,8 +437,15 @@ def cmd_freelist(impl, d, seed, pinned_updates="1000", updates="20000"):
     final_ok = dict(t.items(None)) == model
     t.abort()
     be.close()
-    out({"size_loaded": size_loaded, "size_pinned": size_pinned, "sizes": sizes,
-         "snapshot_ok": snapshot_ok, "final_ok": final_ok})
+    out(
+        {
+            "size_loaded": size_loaded,
+            "size_pinned": size_pinned,
+            "sizes": sizes,
+            "snapshot_ok": snapshot_ok,
+            "final_ok": final_ok,
+        }
+    )
 
 
 COMMANDS = {

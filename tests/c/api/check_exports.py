@@ -31,8 +31,9 @@ def map_names(path):
 
 
 def exported(lib):
-    out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        ["nm", "-D", "--defined-only", lib], capture_output=True, text=True, check=True
+    ).stdout
     names = set()
     for line in out.splitlines():
         parts = line.split()
@@ -43,13 +44,18 @@ def exported(lib):
 
 def unresolved(lib):
     """Undefined symbols that no system library will supply (glibc's are versioned)."""
-    out = subprocess.run(["nm", "-D", "--undefined-only", lib], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        ["nm", "-D", "--undefined-only", lib], capture_output=True, text=True, check=True
+    ).stdout
     bad = []
     for line in out.splitlines():
         parts = line.split()
-        if (len(parts) == 2 and parts[0] == "U" and "@" not in parts[1]
-                and not parts[1].startswith(SANITIZER_PREFIXES)):
+        if (
+            len(parts) == 2
+            and parts[0] == "U"
+            and "@" not in parts[1]
+            and not parts[1].startswith(SANITIZER_PREFIXES)
+        ):
             bad.append(parts[1])
     return sorted(bad)
 
@@ -68,18 +74,23 @@ def main(argv):
     if missing:
         problems.append("missing: " + " ".join(missing))
     if mode in ("--exact", "--test-lib"):
-        extra = sorted(n for n in have - want
-                       if not (mode == "--test-lib" and n.startswith("mdbcore_")))
+        extra = sorted(
+            n for n in have - want if not (mode == "--test-lib" and n.startswith("mdbcore_"))
+        )
         if extra:
             problems.append("exported but not in the map: " + " ".join(extra))
     undef = unresolved(lib)
     if undef:
-        problems.append("undefined symbols (the library would fail to load or crash when "
-                        "they are first called): " + " ".join(undef))
+        problems.append(
+            "undefined symbols (the library would fail to load or crash when "
+            "they are first called): " + " ".join(undef)
+        )
     for p in problems:
         print(f"FAIL  {lib}: {p}")
-    print(f"check_exports: {lib}: {len(have)} symbols exported, {len(want)} expected "
-          f"({mode[2:]}): {'FAIL' if problems else 'ok'}")
+    print(
+        f"check_exports: {lib}: {len(have)} symbols exported, {len(want)} expected "
+        f"({mode[2:]}): {'FAIL' if problems else 'ok'}"
+    )
     return 1 if problems else 0
 
 

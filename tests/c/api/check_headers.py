@@ -21,21 +21,33 @@ import subprocess
 import sys
 import tempfile
 
-VERSION_MACROS = {"MDB_VERSION_MAJOR", "MDB_VERSION_MINOR", "MDB_VERSION_PATCH",
-                  "MDB_VERSION_FULL"}
+VERSION_MACROS = {"MDB_VERSION_MAJOR", "MDB_VERSION_MINOR", "MDB_VERSION_PATCH", "MDB_VERSION_FULL"}
 LAYOUT = {
     "MDB_val": ["mv_size", "mv_data"],
-    "MDB_stat": ["ms_psize", "ms_depth", "ms_branch_pages", "ms_leaf_pages",
-                 "ms_overflow_pages", "ms_entries"],
-    "MDB_envinfo": ["me_mapaddr", "me_mapsize", "me_last_pgno", "me_last_txnid",
-                    "me_maxreaders", "me_numreaders"],
+    "MDB_stat": [
+        "ms_psize",
+        "ms_depth",
+        "ms_branch_pages",
+        "ms_leaf_pages",
+        "ms_overflow_pages",
+        "ms_entries",
+    ],
+    "MDB_envinfo": [
+        "me_mapaddr",
+        "me_mapsize",
+        "me_last_pgno",
+        "me_last_txnid",
+        "me_maxreaders",
+        "me_numreaders",
+    ],
 }
 
 
 def names_from(header_text):
     macros = []
-    for m in re.finditer(r"^[ \t]*#[ \t]*define[ \t]+(MDB_\w+)(?!\()[ \t]+(.*)$",
-                         header_text, re.M):
+    for m in re.finditer(
+        r"^[ \t]*#[ \t]*define[ \t]+(MDB_\w+)(?!\()[ \t]+(.*)$", header_text, re.M
+    ):
         name, body = m.group(1), m.group(2)
         if '"' in body or name.startswith(("MDB_VERSION_STRING", "MDB_VERSION_DATE")):
             continue
@@ -49,11 +61,17 @@ def names_from(header_text):
 
 
 def evaluate(header, macros, enumerators, cc):
-    lines = ["#include <stdio.h>", "#include <stddef.h>", f'#include "{header}"',
-             "int main(void) {"]
+    lines = [
+        "#include <stdio.h>",
+        "#include <stddef.h>",
+        f'#include "{header}"',
+        "int main(void) {",
+    ]
     for n in macros:
-        lines.append(f'#ifdef {n}\n  printf("%s %lld\\n", "{n}", (long long)({n}));\n'
-                     f'#else\n  printf("%s MISSING\\n", "{n}");\n#endif')
+        lines.append(
+            f'#ifdef {n}\n  printf("%s %lld\\n", "{n}", (long long)({n}));\n'
+            f'#else\n  printf("%s MISSING\\n", "{n}");\n#endif'
+        )
     for n in enumerators:
         lines.append(f'  printf("%s %lld\\n", "{n}", (long long)({n}));')
     for st, fields in LAYOUT.items():
@@ -65,8 +83,7 @@ def evaluate(header, macros, enumerators, cc):
         src, exe = os.path.join(d, "h.c"), os.path.join(d, "h")
         with open(src, "w") as f:
             f.write("\n".join(lines) + "\n")
-        p = subprocess.run([cc, "-std=gnu11", "-w", src, "-o", exe], capture_output=True,
-                           text=True)
+        p = subprocess.run([cc, "-std=gnu11", "-w", src, "-o", exe], capture_output=True, text=True)
         if p.returncode != 0:
             sys.exit(f"check_headers: cannot compile against {header}:\n{p.stderr[-3000:]}")
         out = subprocess.run([exe], capture_output=True, text=True, check=True).stdout
@@ -97,8 +114,10 @@ def main(argv):
     extra = sorted(set(our_macros) - set(macros))
     if extra:
         print("info  only in ours: " + " ".join(extra))
-    print(f"check_headers: {compared} constants and layout facts compared, {bad} differ "
-          f"({ours} vs {theirs})")
+    print(
+        f"check_headers: {compared} constants and layout facts compared, {bad} differ "
+        f"({ours} vs {theirs})"
+    )
     return 1 if bad else 0
 
 

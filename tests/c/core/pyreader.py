@@ -1,6 +1,7 @@
 """Reader half of the two-process test: real LMDB (py-lmdb) reads while our writer commits.
 Every snapshot must hold one generation across all g??? keys, with intact filler bytes.
 Some snapshots are held across many writer commits, so page reuse must respect them."""
+
 import sys
 import time
 
@@ -16,11 +17,11 @@ while time.time() < end:
     gens = set()
     for k, v in txn.cursor():
         g = int(v[:8])
-        if v[8:] != bytes([ord('a') + g % 26]) * (len(v) - 8):
-            sys.exit("torn value in %r" % k)
+        if v[8:] != bytes([ord("a") + g % 26]) * (len(v) - 8):
+            sys.exit(f"torn value in {k!r}")
         gens.add(g)
     if len(gens) > 1:
-        sys.exit("mixed generations in one snapshot: %s" % sorted(gens)[:5])
+        sys.exit(f"mixed generations in one snapshot: {sorted(gens)[:5]}")
     snaps += 1
     held.append(txn)
     if len(held) > 3:
@@ -33,4 +34,4 @@ while time.time() < end:
     time.sleep(0.002)
 for t in held:
     t.abort()
-print("reader: %d snapshots consistent" % snaps)
+print(f"reader: {snaps} snapshots consistent")

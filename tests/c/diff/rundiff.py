@@ -52,15 +52,37 @@ def build(impl):
         if why:
             raise SystemExit(f"rundiff: cannot test ours: {why}")
         exe = os.path.join(BIN_DIR, "lmdbdiff-ours")
-        cmd = [cc, *CFLAGS, "-Werror", "-I" + compatlib.OUR_INCLUDE, SRC,
-               "-L" + compatlib.OUR_COMPAT_DIR, "-llmdb",
-               "-Wl,-rpath," + compatlib.OUR_COMPAT_DIR, "-o", exe]
+        cmd = [
+            cc,
+            *CFLAGS,
+            "-Werror",
+            "-I" + compatlib.OUR_INCLUDE,
+            SRC,
+            "-L" + compatlib.OUR_COMPAT_DIR,
+            "-llmdb",
+            "-Wl,-rpath," + compatlib.OUR_COMPAT_DIR,
+            "-o",
+            exe,
+        ]
     elif impl.startswith("src:"):
         d = os.path.abspath(impl[4:])
         exe = os.path.join(BIN_DIR, "lmdbdiff-src")
         # third-party source compiled as is: its own warnings are not ours to fix
-        cmd = [cc, "-std=gnu11", "-O1", "-g", "-w", "-D_GNU_SOURCE", "-pthread", "-I" + d,
-               SRC, os.path.join(d, "mdb.c"), os.path.join(d, "midl.c"), "-o", exe]
+        cmd = [
+            cc,
+            "-std=gnu11",
+            "-O1",
+            "-g",
+            "-w",
+            "-D_GNU_SOURCE",
+            "-pthread",
+            "-I" + d,
+            SRC,
+            os.path.join(d, "mdb.c"),
+            os.path.join(d, "midl.c"),
+            "-o",
+            exe,
+        ]
     else:
         raise SystemExit(f"rundiff: unknown implementation {impl!r}")
     r = compatlib.run(cmd)
@@ -83,8 +105,9 @@ def run_one(exe, seed, args, workdir, tag):
     d = os.path.join(workdir, f"{tag}-{seed}")
     os.makedirs(d)
     t0 = time.monotonic()
-    r = subprocess.run([exe, "--seed", str(seed), *args, d], capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run(
+        [exe, "--seed", str(seed), *args, d], capture_output=True, text=True, timeout=120
+    )
     return r, d, time.monotonic() - t0
 
 
@@ -103,16 +126,26 @@ def main():
     ap.add_argument("--txns", type=int, default=60)
     ap.add_argument("--no-dupsort", action="store_true")
     ap.add_argument("--no-nested", action="store_true")
-    ap.add_argument("--no-custdup", action="store_true",
-                    help="leave out the DUPSORT DB with a dupsort function of ours")
-    ap.add_argument("--no-0924", action="store_true",
-                    help="do not steer clear of LMDB 0.9.24's cursor bugs")
-    ap.add_argument("--layout", action="store_true",
-                    help="also compare tree depth and page counts (page-split policy)")
+    ap.add_argument(
+        "--no-custdup",
+        action="store_true",
+        help="leave out the DUPSORT DB with a dupsort function of ours",
+    )
+    ap.add_argument(
+        "--no-0924", action="store_true", help="do not steer clear of LMDB 0.9.24's cursor bugs"
+    )
+    ap.add_argument(
+        "--layout",
+        action="store_true",
+        help="also compare tree depth and page counts (page-split policy)",
+    )
     ap.add_argument("--no-file-checks", action="store_true")
     ap.add_argument("--keep", metavar="DIR", help="keep environments and transcripts here")
-    ap.add_argument("--perturb", action="store_true",
-                    help="give the test side another seed (proves a difference is caught)")
+    ap.add_argument(
+        "--perturb",
+        action="store_true",
+        help="give the test side another seed (proves a difference is caught)",
+    )
     ap.add_argument("-q", "--quiet", action="store_true")
     a = ap.parse_args()
 
@@ -145,8 +178,10 @@ def main():
     if a.keep:
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
-    print(f"rundiff: test={a.test} ref={a.ref} seeds={a.first}..{a.first + a.seeds - 1} "
-          f"workload args: {' '.join(wargs)}")
+    print(
+        f"rundiff: test={a.test} ref={a.ref} seeds={a.first}..{a.first + a.seeds - 1} "
+        f"workload args: {' '.join(wargs)}"
+    )
     failures, lines, t_time, r_time = [], 0, 0.0, 0.0
     try:
         for seed in range(a.first, a.first + a.seeds):
@@ -157,11 +192,15 @@ def main():
             lines += rr.stdout.count("\n")
             bad = []
             if rr.returncode != 0:
-                bad.append(f"reference exited {rr.returncode}: "
-                           f"{(rr.stdout.splitlines() or [''])[-1]} {rr.stderr.strip()[-200:]}")
+                bad.append(
+                    f"reference exited {rr.returncode}: "
+                    f"{(rr.stdout.splitlines() or [''])[-1]} {rr.stderr.strip()[-200:]}"
+                )
             if tr.returncode != 0:
-                bad.append(f"test exited {tr.returncode}: "
-                           f"{(tr.stdout.splitlines() or [''])[-1]} {tr.stderr.strip()[-200:]}")
+                bad.append(
+                    f"test exited {tr.returncode}: "
+                    f"{(tr.stdout.splitlines() or [''])[-1]} {tr.stderr.strip()[-200:]}"
+                )
             if rr.stdout != tr.stdout:
                 bad.append("transcripts differ:\n" + first_diff(rr.stdout, tr.stdout))
             if not a.no_file_checks:
@@ -186,9 +225,11 @@ def main():
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
     n = a.seeds
-    print(f"rundiff: {n - len(failures)}/{n} seeds identical, {lines} transcript lines in all; "
-          f"run time ref {r_time:.2f}s, test {t_time:.2f}s"
-          + (f"; failing seeds: {failures}" if failures else ""))
+    print(
+        f"rundiff: {n - len(failures)}/{n} seeds identical, {lines} transcript lines in all; "
+        f"run time ref {r_time:.2f}s, test {t_time:.2f}s"
+        + (f"; failing seeds: {failures}" if failures else "")
+    )
     return 1 if failures else 0
 
 

@@ -59,8 +59,9 @@ def read_exclusions(path=EXCLUSIONS):
                 continue
             parts = [p.strip() for p in line.split("|", 2)]
             if len(parts) != 3 or not parts[2] or parts[1] not in WHENS or "::" not in parts[0]:
-                raise SystemExit(f"{path}:{n}: expected 'NODEID | WHEN | REASON' with WHEN in "
-                                 f"{WHENS}: {line!r}")
+                raise SystemExit(
+                    f"{path}:{n}: expected 'NODEID | WHEN | REASON' with WHEN in {WHENS}: {line!r}"
+                )
             out.append(tuple(parts))
     ids = [e[0] for e in out]
     dup = {i for i in ids if ids.count(i) > 1}
@@ -70,20 +71,41 @@ def read_exclusions(path=EXCLUSIONS):
 
 
 def active(when, impl, info):
-    return {"deselect": True, "ours": impl == "ours" and not info.get("strict"),
-            "no-dupsort": not info["dupsort"], "no-nested": not info["nested"],
-            "no-compact-copy": not info["compact_copy"]}[when]
+    return {
+        "deselect": True,
+        "ours": impl == "ours" and not info.get("strict"),
+        "no-dupsort": not info["dupsort"],
+        "no-nested": not info["nested"],
+        "no-compact-copy": not info["compact_copy"],
+    }[when]
 
 
 def get_sdist(explicit):
-    for cand in (explicit, os.environ.get("MDB_PYLMDB_SDIST"),
-                 os.path.join(WORK, f"lmdb-{VERSION}.tar.gz")):
+    for cand in (
+        explicit,
+        os.environ.get("MDB_PYLMDB_SDIST"),
+        os.path.join(WORK, f"lmdb-{VERSION}.tar.gz"),
+    ):
         if cand and os.path.exists(cand):
             return cand
     os.makedirs(WORK, exist_ok=True)
     log(f"downloading the lmdb {VERSION} sdist from PyPI")
-    r = compatlib.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-                       "--no-binary", ":all:", f"lmdb=={VERSION}", "-d", WORK], timeout=300)
+    r = compatlib.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            f"lmdb=={VERSION}",
+            "-d",
+            WORK,
+        ],
+        timeout=300,
+    )
     path = os.path.join(WORK, f"lmdb-{VERSION}.tar.gz")
     if r.returncode != 0 or not os.path.exists(path):
         log("cannot download the sdist:", r.stderr.strip()[-500:])
@@ -97,26 +119,46 @@ def build(sdist, impl):
     if not os.path.isdir(src):
         os.makedirs(src_root, exist_ok=True)
         with tarfile.open(sdist) as t:
-            t.extractall(src_root, filter="data") if hasattr(tarfile, "data_filter") \
-                else t.extractall(src_root)
+            t.extractall(src_root, filter="data") if hasattr(
+                tarfile, "data_filter"
+            ) else t.extractall(src_root)
     site = os.path.join(WORK, f"site-{impl}")
     shutil.rmtree(site, ignore_errors=True)
     env = dict(os.environ, LMDB_FORCE_SYSTEM="1")
     for v in ("LMDB_FORCE_CFFI", "LMDB_PURE", "LDFLAGS"):
         env.pop(v, None)
     if impl == "ours":
-        env.update(LMDB_INCLUDEDIR=compatlib.OUR_INCLUDE, LMDB_LIBDIR=compatlib.OUR_COMPAT_DIR,
-                   LDFLAGS="-Wl,-rpath," + compatlib.OUR_COMPAT_DIR)
+        env.update(
+            LMDB_INCLUDEDIR=compatlib.OUR_INCLUDE,
+            LMDB_LIBDIR=compatlib.OUR_COMPAT_DIR,
+            LDFLAGS="-Wl,-rpath," + compatlib.OUR_COMPAT_DIR,
+        )
     else:
-        env.update(LMDB_INCLUDEDIR=os.path.dirname(compatlib.SYSTEM_HDR),
-                   LMDB_LIBDIR=os.path.dirname(compatlib.SYSTEM_LIB))
+        env.update(
+            LMDB_INCLUDEDIR=os.path.dirname(compatlib.SYSTEM_HDR),
+            LMDB_LIBDIR=os.path.dirname(compatlib.SYSTEM_LIB),
+        )
     log(f"building py-lmdb {VERSION} over {impl} into {site}")
     # A copy of the source per build: setup.py writes lmdb/_config.py into the tree.
     bsrc = os.path.join(WORK, f"build-src-{impl}")
     shutil.rmtree(bsrc, ignore_errors=True)
     shutil.copytree(src, bsrc)
-    r = compatlib.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                       "--no-cache-dir", "--target", site, bsrc], env=env, timeout=600)
+    r = compatlib.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-cache-dir",
+            "--target",
+            site,
+            bsrc,
+        ],
+        env=env,
+        timeout=600,
+    )
     if r.returncode != 0:
         log("build failed:\n" + r.stdout[-3000:] + r.stderr[-3000:])
         sys.exit(2)
@@ -149,8 +191,7 @@ def verify_loaded(site, ext, impl):
     want = os.path.realpath(compatlib.OUR_LIB if impl == "ours" else compatlib.SYSTEM_LIB)
     r = compatlib.run(["ldd", ext])
     linked = [ln for ln in r.stdout.splitlines() if "liblmdb" in ln]
-    if len(linked) != 1 or os.path.realpath(linked[0].split("=>")[1].split("(")[0].strip()) \
-            != want:
+    if len(linked) != 1 or os.path.realpath(linked[0].split("=>")[1].split("(")[0].strip()) != want:
         log(f"FAIL: ldd {ext} shows {linked}, wanted {want}")
         return False
     env = dict(os.environ, PYTHONPATH=site, LMDB_FORCE_SYSTEM="1")
@@ -162,8 +203,7 @@ def verify_loaded(site, ext, impl):
     mapped = [os.path.realpath(p) for p in lines[2:]]
     engines = [p for p in mapped if os.path.basename(p).startswith(("liblmdb", "libmdbcore"))]
     exts = [p for p in mapped if "/lmdb/" in p]  # binding extensions: only the one we built
-    log(f"loaded: {lines[0]} reports LMDB {lines[1]}; engine mapped: {engines}; "
-        f"binding: {exts}")
+    log(f"loaded: {lines[0]} reports LMDB {lines[1]}; engine mapped: {engines}; binding: {exts}")
     if engines != [want]:
         log(f"FAIL: /proc/self/maps shows engine libraries {engines}, wanted only {want}")
         return False
@@ -182,8 +222,21 @@ def run_suite(site, src_tests, impl, excl, info, junit, kexpr):
     env = dict(os.environ, PYTHONPATH=site, LMDB_FORCE_SYSTEM="1")
     for v in ("LMDB_FORCE_CFFI", "LMDB_PURE", "LMDB_TEST_LARGE", "LMDB_TEST_HUGE"):
         env.pop(v, None)
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "",
-           "--junitxml", junit, "-o", "junit_family=xunit1", "tests/"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-m",
+        "",
+        "--junitxml",
+        junit,
+        "-o",
+        "junit_family=xunit1",
+        "tests/",
+    ]
     for nodeid, when, _ in excl:
         if when == "deselect":
             cmd += ["--deselect", nodeid]
@@ -235,8 +288,11 @@ def main():
     ap.add_argument("--sdist")
     ap.add_argument("--junit")
     ap.add_argument("-k", dest="kexpr")
-    ap.add_argument("--strict", action="store_true",
-                    help="excuse no failure for a missing feature (also MDB_COMPAT_STRICT=1)")
+    ap.add_argument(
+        "--strict",
+        action="store_true",
+        help="excuse no failure for a missing feature (also MDB_COMPAT_STRICT=1)",
+    )
     a = ap.parse_args()
     if a.impl == "ours":
         why = compatlib.ours_available()
@@ -245,11 +301,15 @@ def main():
             return 2
     lib = compatlib.OUR_LIB if a.impl == "ours" else compatlib.SYSTEM_LIB
     info = compatlib.probe(lib)
-    log(f"library {lib}: {info['version_string']}; dupsort={info['dupsort']} "
-        f"nested={info['nested']} compact_copy={info['compact_copy']}")
+    log(
+        f"library {lib}: {info['version_string']}; dupsort={info['dupsort']} "
+        f"nested={info['nested']} compact_copy={info['compact_copy']}"
+    )
     if a.strict or compatlib.strict():
-        log("strict: no entry applies except 'deselect' (not those for missing features, "
-            "nor the 'ours' ones)")
+        log(
+            "strict: no entry applies except 'deselect' (not those for missing features, "
+            "nor the 'ours' ones)"
+        )
         info = dict(info, dupsort=True, nested=True, compact_copy=True, strict=True)
     excl = read_exclusions()
     sdist = get_sdist(a.sdist)
@@ -262,25 +322,36 @@ def main():
     src_tests = os.path.join(WORK, "src", f"lmdb-{VERSION}", "tests")
     if run_suite(site, src_tests, a.impl, excl, info, junit, a.kexpr) is None:
         return 1
-    passed, failed, skipped, expected, unexpected, listed_passed = \
-        classify(junit, a.impl, excl, info)
+    passed, failed, skipped, expected, unexpected, listed_passed = classify(
+        junit, a.impl, excl, info
+    )
     n_desel = sum(1 for e in excl if e[1] == "deselect")
-    log(f"over {a.impl}: {len(passed)} passed, {len(failed)} failed "
+    log(
+        f"over {a.impl}: {len(passed)} passed, {len(failed)} failed "
         f"({len(expected)} listed in exclusions.txt, {len(unexpected)} not), "
-        f"{len(skipped)} skipped, {n_desel} deselected")
+        f"{len(skipped)} skipped, {n_desel} deselected"
+    )
     by_when = {}
     for _, when, _, _ in expected:
         by_when[when] = by_when.get(when, 0) + 1
     if by_when:
-        log("expected failures by cause: " +
-            ", ".join(f"{w}: {n}" for w, n in sorted(by_when.items())))
+        log(
+            "expected failures by cause: "
+            + ", ".join(f"{w}: {n}" for w, n in sorted(by_when.items()))
+        )
     for nodeid, when, reason, msg in expected:
         print(f"  expected failure [{when}] {nodeid}: {reason}  ({msg[:90]})")
     for nodeid, when in listed_passed:
         print(f"  listed but passed [{when}] {nodeid}: remove it from exclusions.txt")
     for nodeid, msg, e in unexpected:
-        extra = (f" (listed as '{e[1]}', which does not apply "
-                 f"{'in strict mode' if info.get('strict') else 'to this library'})") if e else ""
+        extra = (
+            (
+                f" (listed as '{e[1]}', which does not apply "
+                f"{'in strict mode' if info.get('strict') else 'to this library'})"
+            )
+            if e
+            else ""
+        )
         print(f"  UNEXPECTED FAILURE {nodeid}: {msg}{extra}")
     if unexpected:
         log(f"FAIL: {len(unexpected)} failure(s) not covered by exclusions.txt")
