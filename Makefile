@@ -9,6 +9,7 @@
 #   make demo     build and run examples/demo.c against the library under test
 #   make ctest    only the C tests;  make pytest  only the Python suites
 #   make lib-check  the exported-symbol check of libmdbcore.so (56 names, nothing unresolved)
+#   make lint     ruff check + ruff format --check of the Python code (no build needed)
 #
 # The library under test (docs/building.md):
 #   LMDB_IMPL=mdb     (default) our engine: build/libmdbcore.so
@@ -298,3 +299,12 @@ test-compat: lib
 
 bench-many-dbs: lib
 	$(PYTHON) bench/run_many_dbs.py $(BENCH_ARGS)
+
+# `make lint`: ruff's linter and a formatting check over all the Python (pyproject.toml's
+# [tool.ruff] settings), run as $(PYTHON) -m ruff, so CI's PYTHON=.venv/bin/python uses
+# the ruff that .ci/setup installs there.  Fix with `ruff check --fix` / `ruff format`.
+LINT_DIRS := $(wildcard python cli tests bench lab)
+.PHONY: lint
+lint:
+	$(PYTHON) -m ruff check $(LINT_DIRS)
+	$(PYTHON) -m ruff format --check $(LINT_DIRS)
