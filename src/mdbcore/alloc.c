@@ -29,7 +29,7 @@ int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out)
             return 0;
         }
     }
-    if (txn->dirty[0].pgno >= MAX_DIRTY)
+    if (txn->dirty[0].pgno >= env->max_dirty)
         return MDB_TXN_FULL;
     pgno_t pg;
     int rc = freelist_take(txn, n, &pg);

@@ -107,8 +107,12 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
     if (!c->xcursor) {
         if (flags & MDB_MULTIPLE)
             return MDB_INCOMPATIBLE;
+        if ((rc = spill_before_write(c, key, data)) != 0)
+            return api_poison(txn, rc);
         return api_poison(txn, tree_put(c, key, data, flags & ~(MDB_NODUPDATA | MDB_APPENDDUP)));
     }
+    if (!(flags & MDB_MULTIPLE) && (rc = spill_before_write(c, key, data)) != 0)
+        return api_poison(txn, rc);
     if (flags & MDB_CURRENT)
         return api_poison(txn, dup_put_current(c, key, data));
     if (flags & MDB_MULTIPLE) {
@@ -117,6 +121,8 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
         size_t n = data[1].mv_size, done = 0, sz = data[0].mv_size;
         for (; done < n; done++) {
             MDB_val one = {sz, (uint8_t *)data[0].mv_data + done * sz};
+            if ((rc = spill_before_write(c, key, &one)) != 0)
+                break;
             rc = dup_put(c, key, &one, flags & ~MDB_MULTIPLE);
             if (rc == MDB_KEYEXIST && !(flags & MDB_NODUPDATA))
                 rc = 0;
@@ -143,6 +149,8 @@ int mdb_cursor_del(MDB_cursor *c, unsigned int flags)
         return EINVAL;
     if (c->ki[c->top] >= PG_NKEYS(c->pg[c->top]))
         return MDB_NOTFOUND;
+    if ((rc = spill_before_write(c, NULL, NULL)) != 0)
+        return api_poison(txn, rc);
     if (c->xcursor) {
         MDB_val k, cur;
         if (flags & MDB_NODUPDATA)

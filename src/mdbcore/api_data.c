@@ -49,6 +49,8 @@ int mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned int
         return EACCES;
     if (dbi == FREE_DBI)
         return EINVAL;
+    if ((rc = spill_before_write(&mc, key, data)) != 0)
+        return api_poison(txn, rc);
     if (mc.xcursor)
         return api_poison(txn, dup_put(&mc, key, data, flags));
     return api_poison(txn, tree_put(&mc, key, data, flags & ~MDB_NODUPDATA & ~MDB_APPENDDUP));
@@ -67,6 +69,8 @@ int mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
         return EINVAL;
     if (key->mv_size == 0 || key->mv_size > txn->env->maxkeysize)
         return MDB_BAD_VALSIZE;
+    if ((rc = spill_before_write(&mc, key, data)) != 0)
+        return api_poison(txn, rc);
     int exact;
     rc = cursor_seek(&mc, key, &exact);
     if (rc == 0 && !exact)

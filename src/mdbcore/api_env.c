@@ -17,6 +17,7 @@ int mdb_env_create(MDB_env **out)
         return ENOMEM;
     env->data_fd = env->meta_fd = env->lock_fd = -1;
     env->maxreaders = DEFAULT_READERS;
+    env->max_dirty = MAX_DIRTY;
     env->maxdbs = CORE_DBS;
     env->numdbs = CORE_DBS;
     env->maxkeysize = MDB_MAXKEYSIZE_DEFAULT;

@@ -3,66 +3,21 @@
  * after each leaves on disk:
  *   1. named-DB records into MAIN       (memory only: crash = txn lost)
  *   2. free list into FREE_DBI          (memory only)
- *   3. dirty pages pwritev'd in pgno order; none is reachable from either meta, so a
- *      crash leaves the previous snapshot intact
+ *   3. dirty pages pwritev'd in pgno order (spill.c may have written some earlier in
+ *      the txn); none is reachable from either meta, so a crash leaves the previous
+ *      snapshot intact
  *   4. fdatasync (unless NOSYNC)        (new pages durable, still unreferenced)
  *   5. meta tail into page T&1 via the O_DSYNC fd: the commit point
  *   6. lock file txnid = T, readers may now start on T; writer mutex released
  * Any failure before 5 aborts the txn; a failed 5 also marks the env fatal (meta.c).
  */
 #include <stdlib.h>
-#include <sys/uio.h>
 
 #include "core.h"
 #include "lockfile.h"
 #include "os.h"
 
 void txn_finish_commit(MDB_txn *txn);
-
-#define FLUSH_IOV 64
-
-static int flush_pages(MDB_txn *txn)
-{
-    MDB_env *env = txn->env;
-    size_t psize = env->psize;
-    struct iovec iov[FLUSH_IOV];
-    int niov = 0;
-    off_t start = 0, next = -1;
-    pgno_t end_pg = 0;
-    size_t n = txn->dirty[0].pgno;
-    for (size_t i = 1; i <= n; i++) {
-        page *p = txn->dirty[i].pg;
-        if (p->flags & P_LOOSE)
-            continue;
-        size_t np = (p->flags & P_OVERFLOW) ? p->u.overflow_pages : 1;
-        p->flags &= ~P_DIRTY;
-        if (env->flags & MDB_WRITEMAP)
-            continue; /* already in place; datafile_sync msyncs it */
-        off_t off = (off_t)txn->dirty[i].pgno * (off_t)psize;
-        if (niov == FLUSH_IOV || (niov && off != next)) {
-            int rc = os_current->pwritev(env->data_fd, iov, niov, start);
-            if (rc)
-                return rc;
-            niov = 0;
-        }
-        if (niov == 0)
-            start = off;
-        iov[niov].iov_base = p;
-        iov[niov].iov_len = np * psize;
-        niov++;
-        next = off + (off_t)(np * psize);
-        if (txn->dirty[i].pgno + np > end_pg)
-            end_pg = txn->dirty[i].pgno + np;
-    }
-    if (niov) {
-        int rc = os_current->pwritev(env->data_fd, iov, niov, start);
-        if (rc)
-            return rc;
-    }
-    if (end_pg > env->file_pages)
-        env->file_pages = end_pg;
-    return 0;
-}
 
 static int txn_has_changes(MDB_txn *txn)
 {
@@ -90,11 +45,13 @@ int txn_commit(MDB_txn *txn)
         txn_finish_commit(txn);
         return 0;
     }
+    if ((rc = spill_before_commit(txn)) != 0)
+        goto fail;
     if ((rc = dbi_save_all(txn)) != 0)
         goto fail;
     if ((rc = freelist_save(txn)) != 0)
         goto fail;
-    if ((rc = flush_pages(txn)) != 0)
+    if ((rc = pages_write(env, txn->dirty + 1, txn->dirty[0].pgno)) != 0)
         goto fail;
     if (!(env->flags & MDB_NOSYNC) && (rc = datafile_sync(env, 0)) != 0)
         goto fail;

@@ -2,7 +2,7 @@
  * core.h -- the engine's internal interface, one section per layer (MODELS.md 3.1):
  *   L0 errors, idl     L1 meta, datafile     L2 page, node, cmp
  *   L3 tree_search, cursor (read path, never allocates)
- *   L4 dirty, freelist, alloc     L5 tree_put, tree_split, tree_del, overflow, cursor_track
+ *   L4 dirty, spill, freelist, alloc     L5 tree_put, tree_split, tree_del, overflow, cursor_track
  *   L6 txn, commit, dbi, env, copy     L7 api_*.c (the only files defining mdb_* names)
  * A file may call only into its own layer or below.  No internal name starts with mdb_.
  */
@@ -208,6 +208,20 @@ void dirty_release_all(MDB_txn *txn);
 void dirty_disown(MDB_txn *txn);
 /* Free the dirty list and its index (the txn is going away). */
 void dirty_list_free(MDB_txn *txn);
+/* Drop the entries `gone` (ascending, all present) from the list and release their
+ * memory: spill.c wrote them out. */
+int dirty_forget(MDB_txn *txn, const dirty_entry *gone, size_t n);
+/* spill.c: write dirty pages to the file (skipping loose ones, clearing P_DIRTY). */
+int pages_write(MDB_env *env, dirty_entry *list, size_t n);
+/* spill.c: before a write through mc (key/data: the caller's bytes, which must stay put),
+ * or before commit, write some dirty pages out early if the list could overflow. */
+int spill_before_write(MDB_cursor *mc, const MDB_val *key, const MDB_val *data);
+int spill_before_commit(MDB_txn *txn);
+/* spill.c: make room in parent for `incoming` pages of a committing nested txn. */
+int spill_before_merge(MDB_txn *parent, size_t incoming);
+/* spill.c: if clean-looking p was spilled by txn, its dirty copy under the same number
+ * (*out), else *out = NULL. */
+int spill_take_back(MDB_txn *txn, page *p, page **out);
 /* Make every page on the cursor's path writable (copy-on-write). */
 int cursor_touch(MDB_cursor *mc);
 /* A page (or run) leaves the tree.  p may be NULL if the caller has no pointer. */

@@ -147,6 +147,11 @@ int page_make_writable(MDB_txn *txn, page *p, page **out)
         *out = np;
         return 0;
     }
+    /* written out early by this txn (spill.c): nobody else can see it, keep its number */
+    if ((rc = spill_take_back(txn, p, &np)) != 0 || np) {
+        *out = np;
+        return rc;
+    }
     if ((rc = page_alloc(txn, 1, 0, &np)) != 0)
         return rc;
     pgno_t newpg = np->pgno, oldpg = p->pgno;
@@ -162,7 +167,7 @@ int page_make_writable(MDB_txn *txn, page *p, page **out)
 int dirty_add(MDB_txn *txn, page *p)
 {
     size_t n = DL_COUNT(txn);
-    if (n >= MAX_DIRTY)
+    if (n >= txn->env->max_dirty)
         return MDB_TXN_FULL;
     if (n + 1 >= txn->dirty_cap) {
         size_t cap = txn->dirty_cap * 2;
@@ -210,8 +215,28 @@ void dirty_release_all(MDB_txn *txn)
     DL_COUNT(txn) = 0;
     free(txn->dirty_index);
     txn->dirty_index = NULL;
+    if (txn->spill_pgs)
+        txn->spill_pgs[0] = 0;
     txn->loose_pgs = NULL;
     txn->loose_count = 0;
+}
+
+int dirty_forget(MDB_txn *txn, const dirty_entry *gone, size_t n)
+{
+    size_t count = DL_COUNT(txn), w = 1, g = 0;
+    for (size_t r = 1; r <= count; r++) {
+        if (g < n && txn->dirty[r].pgno == gone[g].pgno) {
+            page_release(txn->env, gone[g].pg);
+            g++;
+            continue;
+        }
+        txn->dirty[w++] = txn->dirty[r];
+    }
+    DL_COUNT(txn) = w - 1;
+    /* rebuilt rather than n deletions: spilling is rare and takes thousands at once */
+    free(txn->dirty_index);
+    txn->dirty_index = NULL;
+    return g == n ? index_reserve(txn, DL_COUNT(txn)) : CORRUPT_AT(gone[g].pgno);
 }
 
 void dirty_disown(MDB_txn *txn)
@@ -227,6 +252,8 @@ void dirty_list_free(MDB_txn *txn)
     txn->dirty = NULL;
     free(txn->dirty_index);
     txn->dirty_index = NULL;
+    idl_free(txn->spill_pgs);
+    txn->spill_pgs = NULL;
 }
 
 int page_free(MDB_txn *txn, pgno_t pgno, unsigned npages)

@@ -253,6 +253,17 @@ int mdbcore_snapshot_from_metas(mdbcore_snapshot *in, int which);
 extern int mdbcore_mutation;
 int mdbcore_set_mutation(int bits);
 
+/* ====================================================================================
+ * 4. Dirty-page limit (test-only knob, spill.c): a write txn keeps at most `pages` dirty
+ *    pages in memory (LMDB's 131,071 by default) and writes some out early ("spills")
+ *    before it would pass that.  Lowering it makes small tests spill.  256..131071, else
+ *    EINVAL; set it before the first write txn.  Both count dirty-list entries (an
+ *    overflow run is one).
+ * ==================================================================================== */
+int mdbcore_env_set_dirty_limit(MDB_env *env, size_t pages);
+/* Pages (list entries) spilled since the env was created. */
+uint64_t mdbcore_env_spilled_pages(MDB_env *env);
+
 #ifdef __cplusplus
 }
 #endif

@@ -73,7 +73,7 @@ struct MDB_txn {
     pgno_list free_pgs;   /* pages this txn freed; saved under key txnid at commit (freelist.c) */
     page *loose_pgs;      /* freed dirty pages reusable in this txn, linked through pgno field */
     int loose_count;
-    pgno_list spill_pgs;  /* spilled page numbers, shifted left 1 (dirty.c) */
+    pgno_list spill_pgs;  /* pages written out early, ascending; NULL until a spill (spill.c) */
     dirty_list dirty;     /* write txns: dirty pages (dirty.c) */
     dirty_entry *dirty_index;   /* hash of `dirty` by pgno, NULL until the first add (dirty.c) */
     unsigned dirty_index_bits;  /* the hash has 2^bits slots */
@@ -192,7 +192,8 @@ struct MDB_env {
     unsigned maxfree_1pg; /* free-list entries fitting in one page */
     void *userctx;
     MDB_assert_func *assert_fn;
-    size_t max_dirty;     /* dirty list capacity before spilling */
+    size_t max_dirty;     /* dirty list entries per txn; spill.c keeps below it (MAX_DIRTY) */
+    uint64_t spilled;     /* pages spilled since open, for tests (spill.c) */
     /* Ended read txn objects kept for the next begin (txn.c), linked through ->child and
      * guarded by dbi_mutex: their per-dbi arrays are maxdbs long, too big to allocate for
      * each begin when there are thousands of databases. */

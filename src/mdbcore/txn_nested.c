@@ -154,6 +154,13 @@ int txn_nested_commit(MDB_txn *t)
         txn_nested_abort(t->child);
     /* 1. our dirty pages replace the parent's copies or join its list */
     size_t n = t->dirty[0].pgno;
+    if ((rc = spill_before_merge(p, n)) != 0) {
+        p->flags |= TXN_ERROR; /* a failed write: the parent can only be aborted */
+        dirty_release_all(t);
+        detach(t);
+        child_free(t);
+        return rc;
+    }
     for (size_t i = 1; i <= n && !rc; i++) {
         page *mine = t->dirty[i].pg;
         page *old = dirty_find(p, t->dirty[i].pgno);

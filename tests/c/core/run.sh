@@ -23,7 +23,7 @@ else
   CFLAGS="-O1 -g -Wall -Wextra -Isrc/mdbcore"
   LIBS="build/libmdbcore.a -pthread"
 fi
-for t in test_btree test_cursors test_dupcursors test_api test_steady test_gen_writer test_corrupt test_dead_writer test_ioerr test_threads test_nested test_regress dump_tool check_tool; do
+for t in test_btree test_cursors test_dupcursors test_spill test_api test_steady test_gen_writer test_corrupt test_dead_writer test_ioerr test_threads test_nested test_regress dump_tool check_tool; do
   cc $CFLAGS -o "$OUT/$t" "tests/c/core/$t.c" $LIBS
 done
 OPS=30000; SEEDS="1 2 3 4"
@@ -32,13 +32,16 @@ for s in $SEEDS; do
   "$OUT/test_btree" "$WORK/bt$s" "$s" "$OPS"
 done
 i=10
-for f in writemap nometasync notls nolock; do
+for f in writemap nometasync notls nolock spill; do
   i=$((i + 1))
   "$OUT/test_btree" "$WORK/bt$f" "$i" $((OPS / 3)) "$f"
 done
 "$OUT/test_cursors" "$WORK/cur" 1
 "$OUT/test_dupcursors" "$WORK/dupcur" 1 20000
 "$OUT/test_api" "$WORK/api"
+"$OUT/test_spill" "$WORK/spill"
+# past LMDB's real dirty-list size (about 600 MB written); not under ASan, for time
+[ $ASAN = 1 ] || [ $QUICK = 1 ] || "$OUT/test_spill" "$WORK/spill" big
 "$OUT/test_regress" "$WORK/regress"
 # MDBCORE_FAULT arms the fault seam in the test library only, never in the production one
 MDBCORE_FAULT="write:1+:EIO" "$OUT/test_regress" --write-probe "$WORK/probe-prod"

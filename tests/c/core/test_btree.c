@@ -1,7 +1,8 @@
 /*
  * test_btree.c -- randomized puts/gets/dels on the main DB and named DBs, checked against
  * an in-memory model after every commit and after reopening.  Usage:
- *   test_btree DIR [seed] [ops] [writemap|nosync|nometasync|notls|nolock]
+ *   test_btree DIR [seed] [ops] [writemap|nosync|nometasync|notls|nolock|spill]
+ * "spill" lowers the dirty-page limit to 256 (mdbcore.h), so big txns spill (spill.c).
  * Aborted txns roll the model back.  Values range from 0 bytes to overflow sizes.
  */
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "lmdb.h"
+#include "mdbcore.h"
 
 #define CHECK(x)                                                                        \
     do {                                                                                \
@@ -190,6 +192,9 @@ int main(int argc, char **argv)
     CHECK(mdb_env_create(&env));
     CHECK(mdb_env_set_mapsize(env, 1ul << 30));
     CHECK(mdb_env_set_maxdbs(env, 8));
+    int spill = argc > 4 && !strcmp(argv[4], "spill");
+    if (spill)
+        CHECK(mdbcore_env_set_dirty_limit(env, 256));
     CHECK(mdb_env_open(env, dir, eflags, 0644));
 
     model live[NDB], saved[NDB];
@@ -276,6 +281,7 @@ int main(int argc, char **argv)
             mdb_txn_abort(txn);
         }
     }
+    uint64_t spilled = mdbcore_env_spilled_pages(env);
     mdb_env_close(env);
 
     /* reopen and verify everything again */
@@ -291,7 +297,11 @@ int main(int argc, char **argv)
     MDB_envinfo info;
     CHECK(mdb_env_info(env, &info));
     mdb_env_close(env);
-    printf("seed %u: %ld ops, %d commits, %d aborts, keys %zu/%zu/%zu, last_pgno %zu: OK\n", seed,
-           done, commits, aborts, saved[0].n, saved[1].n, saved[2].n, info.me_last_pgno);
+    if (spill && !spilled)
+        FAIL("spill mode: no txn ever spilled");
+    printf("seed %u: %ld ops, %d commits, %d aborts, keys %zu/%zu/%zu, last_pgno %zu, "
+           "%llu pages spilled: OK\n",
+           seed, done, commits, aborts, saved[0].n, saved[1].n, saved[2].n, info.me_last_pgno,
+           (unsigned long long)spilled);
     return 0;
 }
