@@ -364,6 +364,7 @@ static void nested(const env_set *e, model *m)
 /* A writer killed after spilling: the last snapshot is what reopens. */
 static void killed(const char *dir, model *m, unsigned flags)
 {
+    fflush(stdout); /* the child must not inherit (and flush) our buffered lines */
     pid_t pid = fork();
     if (pid == 0) {
         env_set e = open_env(dir, flags, 1);
