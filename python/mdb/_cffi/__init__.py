@@ -62,6 +62,28 @@ os.register_at_fork(after_in_child=_after_fork)
 _EINVAL = 22
 _EACCES = 13
 
+# Hot paths read these as module globals (cheaper than lib.X / ffi.X per call).
+_unpack = ffi.unpack
+_NULL = ffi.NULL
+_NOTFOUND = lib.MDB_NOTFOUND
+_KEYEXIST = lib.MDB_KEYEXIST
+_DUPSORT = lib.MDB_DUPSORT
+_BADKEY = lib.MDBPY_BADKEY
+_BADVAL = lib.MDBPY_BADVAL
+_GET_CURRENT = lib.MDB_GET_CURRENT
+_SET_KEY = lib.MDB_SET_KEY
+_SET_RANGE = lib.MDB_SET_RANGE
+_FIRST = lib.MDB_FIRST
+_GET_BOTH = lib.MDB_GET_BOTH
+_NEXT = lib.MDB_NEXT
+_PREV = lib.MDB_PREV
+_lib_get = lib.mdbpy_get
+_lib_put = lib.mdbpy_put
+_lib_del = lib.mdbpy_del
+_lib_cursor_get = lib.mdbpy_cursor_get
+_lib_cursor_put = lib.mdbpy_cursor_put
+_NOARG: Any = object()  # "no value given" for Cursor._seek
+
 
 def _raise(what: str, rc: int) -> NoReturn:
     raise _from_code(what, rc, ffi.string(lib.mdb_strerror(rc)).decode("utf-8", "replace"))
@@ -76,6 +98,15 @@ def _badvalsize(what: str, got: int, limit: int) -> NoReturn:
     else:
         msg = f"{what}: {reason} ({got} bytes given, the limit is {limit} bytes)"
     raise BadValsizeError(msg, what=what, code=lib.MDB_BAD_VALSIZE, reason=reason)
+
+
+def _put_error(what: str, rc: int, klen: int, vlen: int, env: Environment) -> NoReturn:
+    """Raise for a failed mdbpy_put/mdbpy_cursor_put (not MDB_KEYEXIST)."""
+    if rc == _BADKEY:
+        _badvalsize(what, klen, env._maxkey)
+    if rc == _BADVAL:
+        _badvalsize(what, vlen, env._maxkey)
+    _raise(what, rc)
 
 
 def _inbuf(obj: Any, name: str) -> tuple[Any, int]:
@@ -299,6 +330,7 @@ class Environment:
             _raise(path_s, rc)
         keeper = _MapKeeper(env)
         self._keeper = keeper
+        self._maxkey = int(lib.mdb_env_get_maxkeysize(env))  # fixed once open
         self._env = env
         self._pid = _pid
         self._readonly = bool(readonly)
@@ -344,18 +376,20 @@ class Environment:
         self._active -= 1
 
     def _out(self, buffers: bool, val: Any) -> Any:
-        size = val.mv_size
+        """A record's key or value (an mdbpy_val) as bytes, or with buffers a memoryview."""
         if not buffers:
-            return ffi.unpack(ffi.cast("char *", val.mv_data), size)
-        addr = int(ffi.cast("uintptr_t", val.mv_data))
+            return _unpack(val.mv_data, val.mv_size)
+        size = val.mv_size
+        data = val.mv_data
+        addr = int(ffi.cast("uintptr_t", data))
         lo, hi = self._map
         keeper = self._keeper
         if keeper is None or not lo or addr < lo or addr + size > hi:
-            return memoryview(ffi.unpack(ffi.cast("char *", val.mv_data), size))
+            return memoryview(_unpack(data, size))
         if size > 8192:  # fault multi-page values in with the GIL released
-            lib.mdbpy_prefault(ffi.cast("char *", val.mv_data), size)
+            lib.mdbpy_prefault(data, size)
         keeper.exports += 1
-        p = ffi.gc(ffi.cast("char *", val.mv_data), _release_export(keeper))
+        p = ffi.gc(ffi.cast("char *", data), _release_export(keeper))
         return memoryview(ffi.buffer(p, size)).toreadonly()
 
     # -- lifetime
@@ -534,13 +568,13 @@ class Environment:
             rc = lib.mdb_cursor_open(t, self._main_db._dbi, curp)
             if rc:
                 _raise("mdb_cursor_open", rc)
-            k = ffi.new("MDB_val *")
-            v = ffi.new("MDB_val *")
+            k = ffi.new("mdbpy_val *")
+            v = ffi.new("mdbpy_val *")
             dbip = ffi.new("MDB_dbi *")
             op = lib.MDB_FIRST
             while lib.mdbpy_cursor_get(curp[0], op, ffi.NULL, 0, ffi.NULL, 0, k, v) == 0:
                 op = lib.MDB_NEXT
-                name = ffi.unpack(ffi.cast("char *", k.mv_data), k.mv_size)
+                name = _unpack(k.mv_data, k.mv_size)
                 if v.mv_size != 48 or not name or b"\0" in name:
                     continue
                 if name in self._dbs or lib.mdb_dbi_open(t, name, 0, dbip) == 0:
@@ -772,6 +806,13 @@ def _thread_id() -> int:
     return threading.get_ident()
 
 
+def _busy_chain(t: Transaction | None, delta: int) -> None:
+    """Add delta to the busy count of t and its ancestors (see Transaction._enter)."""
+    while t is not None:
+        t._busy += delta
+        t = t._parent
+
+
 class Transaction:
     """A read or write transaction; usually from Environment.begin()."""
 
@@ -851,7 +892,7 @@ class Transaction:
         if write and parent is None:
             env._write_txns += 1
             env._writer = _thread_id()
-        self._val = ffi.new("MDB_val *")
+        self._val = ffi.new("mdbpy_val *")
 
     @property
     def env(self) -> Environment:
@@ -972,27 +1013,42 @@ class Transaction:
             _raise("mdb_dbi", _EINVAL)
         return db
 
-    def _keycheck(self, what: str, klen: int, db: _Database, vlen: int) -> None:
-        limit = lib.mdb_env_get_maxkeysize(self.env._env)
-        if klen == 0 or klen > limit:
-            _badvalsize(what, klen, limit)
-        if db._flags & lib.MDB_DUPSORT and vlen > limit:
-            _badvalsize(what, vlen, limit)
-
-    @_op
+    # get/put/delete are the hot calls: they inline what @_op, _enter/_leave, _check,
+    # _resolve and _inbuf do (same checks, same order, same errors).
     def get(self, key: Any, default: Any = None, db: _Database | None = None) -> Any:
         """The (first) value of key, or default."""
-        self._check()
-        d = self._resolve(db)
-        k, kl = _inbuf(key, "key")
-        rc = lib.mdbpy_get(self._txn, d._dbi, k, kl, self._val)
-        if rc == lib.MDB_NOTFOUND:
-            return default
-        if rc:
-            _raise("mdb_get", rc)
-        return self.env._out(self._buffers, self._val)
+        env = self._txenv
+        env._active += 1
+        nested = self._parent is not None
+        if nested:
+            _busy_chain(self, 1)
+        else:
+            self._busy += 1
+        try:
+            if not self._valid or not env._valid or env._pid != _pid:
+                self._check()
+                raise _closed()
+            d = self._db if db is None else self._resolve(db)
+            if type(key) is bytes:
+                k, kl = key, len(key)
+            else:
+                k, kl = _inbuf(key, "key")
+            val = self._val
+            rc = _lib_get(self._txn, d._dbi, k, kl, val)
+            if rc:
+                if rc == _NOTFOUND:
+                    return default
+                _raise("mdb_get", rc)
+            if self._buffers:
+                return env._out(True, val)
+            return _unpack(val.mv_data, val.mv_size)
+        finally:
+            env._active -= 1
+            if nested:
+                _busy_chain(self, -1)
+            else:
+                self._busy -= 1
 
-    @_op
     def put(
         self,
         key: Any,
@@ -1003,19 +1059,43 @@ class Transaction:
         db: _Database | None = None,
     ) -> bool:
         """Store a record; False if not written (exists, or out of order with append)."""
-        self._check()
-        d = self._resolve(db)
-        k, kl = _inbuf(key, "key")
-        v, vl = _inbuf(value, "value")
-        self._keycheck("mdb_put", kl, d, vl)
-        rc = lib.mdbpy_put(
-            self._txn, d._dbi, k, kl, v, vl, _put_flags(d, dupdata, overwrite, append)
-        )
-        if rc == lib.MDB_KEYEXIST:
-            return False
-        if rc:
-            _raise("mdb_put", rc)
-        return True
+        env = self._txenv
+        env._active += 1
+        nested = self._parent is not None
+        if nested:
+            _busy_chain(self, 1)
+        else:
+            self._busy += 1
+        try:
+            if not self._valid or not env._valid or env._pid != _pid:
+                self._check()
+                raise _closed()
+            d = self._db if db is None else self._resolve(db)
+            if type(key) is bytes:
+                k, kl = key, len(key)
+            else:
+                k, kl = _inbuf(key, "key")
+            if type(value) is bytes:
+                v, vl = value, len(value)
+            else:
+                v, vl = _inbuf(value, "value")
+            if dupdata is True and overwrite is True and append is False:
+                flags = 0
+            else:
+                flags = _put_flags(d, dupdata, overwrite, append)
+            # mdbpy_put checks the key and value sizes first (MDBPY_BADKEY/BADVAL)
+            rc = _lib_put(self._txn, d._dbi, k, kl, v, vl, flags)
+            if rc:
+                if rc == _KEYEXIST:
+                    return False
+                _put_error("mdb_put", rc, kl, vl, env)
+            return True
+        finally:
+            env._active -= 1
+            if nested:
+                _busy_chain(self, -1)
+            else:
+                self._busy -= 1
 
     @_op
     def putmulti(
@@ -1045,19 +1125,40 @@ class Transaction:
         with Cursor(self._resolve(db), self) as c:
             return c.pop(key)
 
-    @_op
     def delete(self, key: Any, value: Any = b"", db: _Database | None = None) -> bool:
         """Delete key (or just one duplicate value); False if absent."""
-        self._check()
-        d = self._resolve(db)
-        k, kl = _inbuf(key, "key")
-        v, vl = _inbuf(b"" if value is None else value, "value")
-        rc = lib.mdbpy_del(self._txn, d._dbi, k, kl, v, vl, 1 if vl else 0)
-        if rc == lib.MDB_NOTFOUND:
-            return False
-        if rc:
-            _raise("mdb_del", rc)
-        return True
+        env = self._txenv
+        env._active += 1
+        nested = self._parent is not None
+        if nested:
+            _busy_chain(self, 1)
+        else:
+            self._busy += 1
+        try:
+            if not self._valid or not env._valid or env._pid != _pid:
+                self._check()
+                raise _closed()
+            d = self._db if db is None else self._resolve(db)
+            if type(key) is bytes:
+                k, kl = key, len(key)
+            else:
+                k, kl = _inbuf(key, "key")
+            if type(value) is bytes:
+                v, vl = value, len(value)
+            else:
+                v, vl = _inbuf(b"" if value is None else value, "value")
+            rc = _lib_del(self._txn, d._dbi, k, kl, v, vl, 1 if vl else 0)
+            if rc:
+                if rc == _NOTFOUND:
+                    return False
+                _raise("mdb_del", rc)
+            return True
+        finally:
+            env._active -= 1
+            if nested:
+                _busy_chain(self, -1)
+            else:
+                self._busy -= 1
 
     @_op
     def cursor(self, db: _Database | None = None) -> Cursor:
@@ -1171,8 +1272,8 @@ class Cursor:
         self._db = db
         self._valid = True
         self._positioned = False
-        self._k = ffi.new("MDB_val *")
-        self._v = ffi.new("MDB_val *")
+        self._k = ffi.new("mdbpy_val *")
+        self._v = ffi.new("mdbpy_val *")
         txn._cursors.append(self)
 
     @property
@@ -1242,12 +1343,12 @@ class Cursor:
         return False
 
     # -- positioning
-    def _do(self, op: int, k: Any = ffi.NULL, kl: int = 0, v: Any = ffi.NULL, vl: int = 0) -> bool:
-        rc = lib.mdbpy_cursor_get(self._cur, op, k, kl, v, vl, self._k, self._v)
+    def _do(self, op: int, k: Any = _NULL, kl: int = 0, v: Any = _NULL, vl: int = 0) -> bool:
+        rc = _lib_cursor_get(self._cur, op, k, kl, v, vl, self._k, self._v)
         if rc == 0:
             self._positioned = True
             return True
-        if rc == lib.MDB_NOTFOUND:
+        if rc == _NOTFOUND:
             self._positioned = False
             return False
         # other errors (bad argument sizes...) leave the position as it was
@@ -1257,51 +1358,109 @@ class Cursor:
     def _refresh(self) -> bool:
         if not self._positioned:
             return False
-        rc = lib.mdbpy_cursor_get(
-            self._cur, lib.MDB_GET_CURRENT, ffi.NULL, 0, ffi.NULL, 0, self._k, self._v
-        )
+        rc = _lib_cursor_get(self._cur, _GET_CURRENT, _NULL, 0, _NULL, 0, self._k, self._v)
         if rc:
             self._positioned = False
             return False
         return True
 
-    @_op
+    # _pos (first/next/...) and _current (key/value/item) are hot: they inline what @_op,
+    # _enter/_leave and _check do (same checks, same order, same errors).
     def _pos(self, op: int) -> bool:
-        self._check()
-        return self._do(op)
+        txn = self._cutxn
+        env = txn._txenv
+        env._active += 1
+        nested = txn._parent is not None
+        if nested:
+            _busy_chain(txn, 1)
+        else:
+            txn._busy += 1
+        self._busy += 1
+        try:
+            if not txn._valid or not env._valid or env._pid != _pid or not self._valid:
+                txn._check()
+                raise _closed()
+            rc = _lib_cursor_get(self._cur, op, _NULL, 0, _NULL, 0, self._k, self._v)
+            if rc == 0:
+                self._positioned = True
+                return True
+            if rc == _NOTFOUND:
+                self._positioned = False
+                return False
+            # other errors (bad argument sizes...) leave the position as it was
+            _raise("mdb_cursor_get", rc)
+        finally:
+            self._busy -= 1
+            env._active -= 1
+            if nested:
+                _busy_chain(txn, -1)
+            else:
+                txn._busy -= 1
 
-    @_op
+    def _current(self, keys: bool, values: bool) -> Any:
+        txn = self._cutxn
+        env = txn._txenv
+        env._active += 1
+        nested = txn._parent is not None
+        if nested:
+            _busy_chain(txn, 1)
+        else:
+            txn._busy += 1
+        self._busy += 1
+        try:
+            if not txn._valid or not env._valid or env._pid != _pid or not self._valid:
+                txn._check()
+                raise _closed()
+            if not self._positioned:
+                return (b"", b"") if keys and values else b""
+            k = self._k
+            v = self._v
+            if _lib_cursor_get(self._cur, _GET_CURRENT, _NULL, 0, _NULL, 0, k, v):
+                self._positioned = False
+                return (b"", b"") if keys and values else b""
+            if txn._buffers:
+                return self._item(keys, values)
+            if keys and values:
+                return _unpack(k.mv_data, k.mv_size), _unpack(v.mv_data, v.mv_size)
+            if keys:
+                return _unpack(k.mv_data, k.mv_size)
+            return _unpack(v.mv_data, v.mv_size)
+        finally:
+            self._busy -= 1
+            env._active -= 1
+            if nested:
+                _busy_chain(txn, -1)
+            else:
+                txn._busy -= 1
+
     def key(self) -> Any:
         """Key of the current record (b'' if unpositioned)."""
-        self._check()
-        if not self._refresh():
-            return b""
-        return self.txn.env._out(self.txn._buffers, self._k)
+        return self._current(True, False)
 
-    @_op
     def value(self) -> Any:
         """Value of the current record (b'' if unpositioned)."""
-        self._check()
-        if not self._refresh():
-            return b""
-        return self.txn.env._out(self.txn._buffers, self._v)
+        return self._current(False, True)
 
-    @_op
     def item(self) -> tuple[Any, Any]:
         """The current record as (key, value)."""
-        self._check()
-        if not self._refresh():
-            return b"", b""
-        return self._item(True, True)
+        return self._current(True, True)
 
     def _item(self, keys: bool, values: bool) -> Any:
-        out = self.txn.env._out
-        b = self.txn._buffers
+        txn = self._cutxn
+        k = self._k
+        v = self._v
+        if txn._buffers:
+            out = txn._txenv._out
+            if keys and values:
+                return out(True, k), out(True, v)
+            if keys:
+                return out(True, k)
+            return out(True, v)
         if keys and values:
-            return out(b, self._k), out(b, self._v)
+            return _unpack(k.mv_data, k.mv_size), _unpack(v.mv_data, v.mv_size)
         if keys:
-            return out(b, self._k)
-        return out(b, self._v)
+            return _unpack(k.mv_data, k.mv_size)
+        return _unpack(v.mv_data, v.mv_size)
 
     def first(self) -> bool:
         """Move to the first key."""
@@ -1313,11 +1472,11 @@ class Cursor:
 
     def next(self) -> bool:
         """Move to the next record (first if unpositioned)."""
-        return self._pos(lib.MDB_NEXT)
+        return self._pos(_NEXT)
 
     def prev(self) -> bool:
         """Move to the previous record (last if unpositioned)."""
-        return self._pos(lib.MDB_PREV)
+        return self._pos(_PREV)
 
     def first_dup(self) -> bool:
         """Move to the first value of the current key."""
@@ -1345,46 +1504,77 @@ class Cursor:
 
     def _set_key(self, key: Any) -> bool:
         k, kl = _inbuf(key, "key")
-        return self._do(lib.MDB_SET_KEY, k, kl)
+        return self._do(_SET_KEY, k, kl)
 
-    @_op
+    # Like _pos, with a key (and value): set_key/set_range/get and the _dup seeks.
+    def _seek(self, op: int, key: Any, value: Any, get: bool, default: Any) -> Any:
+        txn = self._cutxn
+        env = txn._txenv
+        env._active += 1
+        nested = txn._parent is not None
+        if nested:
+            _busy_chain(txn, 1)
+        else:
+            txn._busy += 1
+        self._busy += 1
+        try:
+            if not txn._valid or not env._valid or env._pid != _pid or not self._valid:
+                txn._check()
+                raise _closed()
+            if type(key) is bytes:
+                k, kl = key, len(key)
+            else:
+                k, kl = _inbuf(key, "key")
+            if value is _NOARG:
+                v, vl = _NULL, 0
+                if op == _SET_RANGE and not kl:
+                    op = _FIRST
+            elif type(value) is bytes:
+                v, vl = value, len(value)
+            else:
+                v, vl = _inbuf(value, "value")
+            kv = self._k
+            vv = self._v
+            rc = _lib_cursor_get(self._cur, op, k, kl, v, vl, kv, vv)
+            if rc:
+                if rc != _NOTFOUND:
+                    # other errors (bad argument sizes...) leave the position as it was
+                    _raise("mdb_cursor_get", rc)
+                self._positioned = False
+                return default if get else False
+            self._positioned = True
+            if not get:
+                return True
+            if txn._buffers:
+                return env._out(True, vv)
+            return _unpack(vv.mv_data, vv.mv_size)
+        finally:
+            self._busy -= 1
+            env._active -= 1
+            if nested:
+                _busy_chain(txn, -1)
+            else:
+                txn._busy -= 1
+
     def set_key(self, key: Any) -> bool:
         """Seek to key exactly."""
-        self._check()
-        return self._set_key(key)
+        return self._seek(_SET_KEY, key, _NOARG, False, None)
 
-    @_op
     def set_key_dup(self, key: Any, value: Any) -> bool:
         """Seek to the exact (key, value) pair."""
-        self._check()
-        k, kl = _inbuf(key, "key")
-        v, vl = _inbuf(value, "value")
-        return self._do(lib.MDB_GET_BOTH, k, kl, v, vl)
+        return self._seek(_GET_BOTH, key, value, False, None)
 
-    @_op
     def set_range(self, key: Any) -> bool:
         """Seek to the first key >= key."""
-        self._check()
-        k, kl = _inbuf(key, "key")
-        if not kl:
-            return self._do(lib.MDB_FIRST)
-        return self._do(lib.MDB_SET_RANGE, k, kl)
+        return self._seek(_SET_RANGE, key, _NOARG, False, None)
 
-    @_op
     def set_range_dup(self, key: Any, value: Any) -> bool:
         """Seek to the first value >= value of key."""
-        self._check()
-        k, kl = _inbuf(key, "key")
-        v, vl = _inbuf(value, "value")
-        return self._do(lib.MDB_GET_BOTH_RANGE, k, kl, v, vl)
+        return self._seek(lib.MDB_GET_BOTH_RANGE, key, value, False, None)
 
-    @_op
     def get(self, key: Any, default: Any = None) -> Any:
         """Seek to key and return its value, or default."""
-        self._check()
-        if not self._set_key(key):
-            return default
-        return self.txn.env._out(self.txn._buffers, self._v)
+        return self._seek(_SET_KEY, key, _NOARG, True, default)
 
     @_op
     def getmulti(
@@ -1420,13 +1610,13 @@ class Cursor:
                         f"value of {self._v.mv_size} bytes, dupfixed_bytes={dupfixed_bytes}"
                     )
                 if packed is not None:
-                    kb = ffi.unpack(ffi.cast("char *", self._k.mv_data), self._k.mv_size)
+                    kb = _unpack(self._k.mv_data, self._k.mv_size)
                     if keylen < 0:
                         keylen = len(kb)
                     elif len(kb) != keylen:
                         raise ValueError("keyfixed=True requires equal-size keys")
                     packed += kb
-                    packed += ffi.unpack(ffi.cast("char *", self._v.mv_data), self._v.mv_size)
+                    packed += _unpack(self._v.mv_data, self._v.mv_size)
                 elif values:
                     out.append(self._item(True, True))
                 else:
@@ -1441,17 +1631,16 @@ class Cursor:
     def _put(self, key: Any, value: Any, flags: int) -> bool:
         k, kl = _inbuf(key, "key")
         v, vl = _inbuf(value, "value")
-        self.txn._keycheck("mdb_cursor_put", kl, self._db, vl)
-        rc = lib.mdbpy_cursor_put(self._cur, k, kl, v, vl, flags)
+        # mdbpy_cursor_put checks the key and value sizes first (MDBPY_BADKEY/BADVAL)
+        rc = _lib_cursor_put(self._cur, k, kl, v, vl, flags)
         if rc == 0:
             self._positioned = True
             self._refresh()
             return True
-        if rc == lib.MDB_KEYEXIST:
+        if rc == _KEYEXIST:
             self._refresh()
             return False
-        _raise("mdb_cursor_put", rc)
-        return False
+        _put_error("mdb_cursor_put", rc, kl, vl, self._cutxn._txenv)
 
     @_op
     def put(
@@ -1486,12 +1675,12 @@ class Cursor:
         """Store value and return the previous one (or None)."""
         self._check()
         k, kl = _inbuf(key, "key")
-        limit = lib.mdb_env_get_maxkeysize(self.txn.env._env)
+        limit = self.txn.env._maxkey
         if kl == 0 or kl > limit:
             _badvalsize("mdb_cursor_put", kl, limit)
         old = None
         if self._do(lib.MDB_SET_KEY, k, kl):
-            old = ffi.unpack(ffi.cast("char *", self._v.mv_data), self._v.mv_size)
+            old = _unpack(self._v.mv_data, self._v.mv_size)
             if self._db._flags & lib.MDB_DUPSORT:
                 rc = lib.mdb_cursor_del(self._cur, lib.MDB_NODUPDATA)
                 if rc:
@@ -1505,7 +1694,7 @@ class Cursor:
         self._check()
         if not self._set_key(key):
             return None
-        old = ffi.unpack(ffi.cast("char *", self._v.mv_data), self._v.mv_size)
+        old = _unpack(self._v.mv_data, self._v.mv_size)
         flags = lib.MDB_NODUPDATA if self._db._flags & lib.MDB_DUPSORT else 0
         rc = lib.mdb_cursor_del(self._cur, flags)
         if rc:
@@ -1584,7 +1773,7 @@ def _iterate(cur: Cursor, start: int, op: int, keys: bool, values: bool) -> Iter
     try:
         if cur._positioned:
             ok = cur._refresh()
-        elif start == lib.MDB_GET_CURRENT:  # the _dup iterators need a current key
+        elif start == _GET_CURRENT:  # the _dup iterators need a current key
             ok = False
         else:
             ok = cur._do(start)

@@ -106,13 +106,16 @@ int mdb_reader_check(MDB_env *env, int *dead);
 
 extern "Python" int _mdbpy_reader_cb(const char *, void *);
 
-int mdbpy_get(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, MDB_val *out);
+typedef struct mdbpy_val { size_t mv_size; char *mv_data; } mdbpy_val;
+#define MDBPY_BADKEY ...
+#define MDBPY_BADVAL ...
+int mdbpy_get(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, mdbpy_val *out);
 int mdbpy_put(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, const char *v,
               size_t vlen, unsigned int flags);
 int mdbpy_del(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, const char *v,
               size_t vlen, int with_value);
 int mdbpy_cursor_get(MDB_cursor *cur, int op, const char *k, size_t klen, const char *v,
-                     size_t vlen, MDB_val *ko, MDB_val *vo);
+                     size_t vlen, mdbpy_val *ko, mdbpy_val *vo);
 int mdbpy_cursor_put(MDB_cursor *cur, const char *k, size_t klen, const char *v, size_t vlen,
                      unsigned int flags);
 int mdbpy_have_check(void);

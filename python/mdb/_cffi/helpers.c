@@ -4,17 +4,41 @@
  */
 #include "helpers.h"
 
-int mdbpy_get(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, MDB_val *out)
+static void val_out(mdbpy_val *out, const MDB_val *v)
 {
-    MDB_val key = {klen, (void *)k};
-    return mdb_get(txn, dbi, &key, out);
+    out->mv_size = v->mv_size;
+    out->mv_data = (char *)v->mv_data;
+}
+
+int mdbpy_get(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, mdbpy_val *out)
+{
+    MDB_val key = {klen, (void *)k}, val;
+    int rc = mdb_get(txn, dbi, &key, &val);
+    if (rc == 0)
+        val_out(out, &val);
+    return rc;
+}
+
+/* The size checks the Python side reports with its own message (BadValsizeError). */
+static int check_sizes(MDB_txn *txn, MDB_dbi dbi, size_t klen, size_t vlen)
+{
+    size_t limit = (size_t)mdb_env_get_maxkeysize(mdb_txn_env(txn));
+    if (klen == 0 || klen > limit)
+        return MDBPY_BADKEY;
+    if (vlen > limit) {
+        unsigned int flags = 0;
+        if (mdb_dbi_flags(txn, dbi, &flags) == 0 && (flags & MDB_DUPSORT))
+            return MDBPY_BADVAL;
+    }
+    return 0;
 }
 
 int mdbpy_put(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, const char *v,
               size_t vlen, unsigned int flags)
 {
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
-    return mdb_put(txn, dbi, &key, &val, flags);
+    int rc = check_sizes(txn, dbi, klen, vlen);
+    return rc ? rc : mdb_put(txn, dbi, &key, &val, flags);
 }
 
 int mdbpy_del(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, const char *v,
@@ -25,16 +49,17 @@ int mdbpy_del(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, const char 
 }
 
 int mdbpy_cursor_get(MDB_cursor *cur, int op, const char *k, size_t klen, const char *v,
-                     size_t vlen, MDB_val *ko, MDB_val *vo)
+                     size_t vlen, mdbpy_val *ko, mdbpy_val *vo)
 {
-    ko->mv_size = klen;
-    ko->mv_data = (void *)k;
-    vo->mv_size = vlen;
-    vo->mv_data = (void *)v;
-    int rc = mdb_cursor_get(cur, ko, vo, (MDB_cursor_op)op);
+    MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
+    int rc = mdb_cursor_get(cur, &key, &val, (MDB_cursor_op)op);
     if (rc == 0 && (op == MDB_FIRST_DUP || op == MDB_LAST_DUP || op == MDB_GET_BOTH ||
                     op == MDB_GET_BOTH_RANGE || op == MDB_SET))
-        rc = mdb_cursor_get(cur, ko, vo, MDB_GET_CURRENT);
+        rc = mdb_cursor_get(cur, &key, &val, MDB_GET_CURRENT);
+    if (rc == 0) {
+        val_out(ko, &key);
+        val_out(vo, &val);
+    }
     return rc;
 }
 
@@ -42,7 +67,8 @@ int mdbpy_cursor_put(MDB_cursor *cur, const char *k, size_t klen, const char *v,
                      unsigned int flags)
 {
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
-    return mdb_cursor_put(cur, &key, &val, flags);
+    int rc = check_sizes(mdb_cursor_txn(cur), mdb_cursor_dbi(cur), klen, vlen);
+    return rc ? rc : mdb_cursor_put(cur, &key, &val, flags);
 }
 
 void mdbpy_prefault(const char *p, size_t n)

@@ -10,13 +10,24 @@
 #include <lmdb.h>
 #include <stddef.h>
 
-int mdbpy_get(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, MDB_val *out);
+/* An MDB_val with a char pointer: ffi.unpack() takes it without an ffi.cast() per call. */
+typedef struct mdbpy_val {
+    size_t mv_size;
+    char *mv_data;
+} mdbpy_val;
+
+/* Returned by mdbpy_put/mdbpy_cursor_put before any write: the key is empty or longer
+ * than mdb_env_get_maxkeysize(), or (DUPSORT) the value is longer than that. */
+#define MDBPY_BADKEY (-1)
+#define MDBPY_BADVAL (-2)
+
+int mdbpy_get(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, mdbpy_val *out);
 int mdbpy_put(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, const char *v,
               size_t vlen, unsigned int flags);
 int mdbpy_del(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, const char *v,
               size_t vlen, int with_value);
 int mdbpy_cursor_get(MDB_cursor *cur, int op, const char *k, size_t klen, const char *v,
-                     size_t vlen, MDB_val *ko, MDB_val *vo);
+                     size_t vlen, mdbpy_val *ko, mdbpy_val *vo);
 int mdbpy_cursor_put(MDB_cursor *cur, const char *k, size_t klen, const char *v, size_t vlen,
                      unsigned int flags);
 int mdbpy_have_check(void);
