@@ -16,6 +16,9 @@ from __future__ import annotations
 import functools
 import os
 import time
+import weakref
+from operator import length_hint
+from struct import unpack_from
 from typing import Any, Callable, Iterator, Literal, NoReturn, TypeVar
 
 from .. import _registry
@@ -50,11 +53,14 @@ CHECK_NUMS = (
 )
 
 _pid = os.getpid()
+_batches: weakref.WeakSet[_Batch] = weakref.WeakSet()  # read-ahead not yet handed out
 
 
 def _after_fork() -> None:
     global _pid
     _pid = os.getpid()
+    for st in list(_batches):  # prefetched records are the parent's: never yield them here
+        st.cancel()
 
 
 os.register_at_fork(after_in_child=_after_fork)
@@ -70,6 +76,7 @@ _KEYEXIST = lib.MDB_KEYEXIST
 _DUPSORT = lib.MDB_DUPSORT
 _BADKEY = lib.MDBPY_BADKEY
 _BADVAL = lib.MDBPY_BADVAL
+_BIG = lib.MDBPY_BIG
 _GET_CURRENT = lib.MDB_GET_CURRENT
 _SET_KEY = lib.MDB_SET_KEY
 _SET_RANGE = lib.MDB_SET_RANGE
@@ -82,6 +89,7 @@ _lib_put = lib.mdbpy_put
 _lib_del = lib.mdbpy_del
 _lib_cursor_get = lib.mdbpy_cursor_get
 _lib_cursor_put = lib.mdbpy_cursor_put
+_lib_cursor_batch = lib.mdbpy_cursor_batch
 _NOARG: Any = object()  # "no value given" for Cursor._seek
 
 
@@ -1247,11 +1255,59 @@ def _put_flags(db: _Database, dupdata: bool, overwrite: bool, append: bool) -> i
     return f
 
 
+_BATCH_BYTES = 64 * 1024  # record bytes one batch copies at most (a bigger record comes alone)
+_BATCH_MAX = 256  # records per batch at most
+_alloc = ffi.new_allocator(should_clear_after_alloc=False)
+
+
+class _BatchBuf:
+    """C buffers of one iterator for mdbpy_cursor_batch()."""
+
+    __slots__ = ("buf", "view", "fmt", "big", "ints", "rcp")
+
+    def __init__(self) -> None:
+        self.buf = _alloc("char[]", _BATCH_BYTES)
+        self.view = ffi.buffer(self.buf)
+        self.fmt = _alloc("char[]", 1 + 42 * _BATCH_MAX)
+        self.big = ffi.new("mdbpy_val[2]")
+        self.ints = ffi.new("int[2]")
+        self.rcp = self.ints + 1
+
+
+class _Batch:
+    """Records an iterator read ahead of what it has handed out (read-only txns only).
+
+    The engine cursor is on the last record read (``rc == 0``) or past it (``rc``: the
+    error of the step after it); the position the caller sees is the record it was last
+    handed out, number i = how far ``it`` got - 1.  Any other use of the cursor first puts
+    the engine back there and cancels the rest (Cursor._sync); so does closing the cursor
+    (Cursor._invalidate), and fork (_after_fork): the iterator then carries on with
+    single steps from wherever the cursor is, exactly as without read-ahead.
+    """
+
+    __slots__ = ("lst", "it", "out", "flat", "rc", "cancelled", "__weakref__")
+
+    def __init__(self, flat: tuple[bytes, ...], rc: int, keys: bool, values: bool) -> None:
+        self.flat = flat  # key0, value0, key1, value1, ...
+        self.rc = rc
+        self.cancelled = False
+        # The keys (or the values) in a list that cancel() empties, which ends `out`.
+        lst = self.lst = list(flat[::2] if keys else flat[1::2])
+        it = self.it = iter(lst)
+        # What the iterator yields (zip reuses its tuple when the caller drops it).
+        self.out: Iterator[Any] = zip(it, flat[1::2]) if keys and values else it
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        del self.lst[:]  # ends the iterator's `yield from self.out`
+
+
 class Cursor:
     """A position inside a database; usually from Transaction.cursor()."""
 
     def __init__(self, db: _Database, txn: Transaction) -> None:
         self._valid = False
+        self._pend: _Batch | None = None
         if not isinstance(db, _Database):
             raise TypeError("db must be a _Database")
         if not isinstance(txn, Transaction):
@@ -1292,10 +1348,35 @@ class Cursor:
         if not self._valid:
             self._leave()
             raise _closed()
+        if self._pend is not None:
+            try:
+                self._sync()
+            except BaseException:
+                self._leave()
+                raise
 
     def _leave(self) -> None:
         self._busy -= 1
         self._cutxn._leave()
+
+    def _sync(self) -> None:
+        """Put the engine back on the record a reading-ahead iterator last handed out."""
+        st = self._pend
+        assert st is not None
+        self._pend = None
+        n = len(st.lst)
+        i = max(n - length_hint(st.it) - 1, 0)
+        st.cancel()
+        if i == n - 1 and st.rc == 0:
+            return  # the engine is on it
+        k = st.flat[2 * i]
+        if self._db._flags & _DUPSORT:
+            v = st.flat[2 * i + 1]
+            rc = _lib_cursor_get(self._cur, _GET_BOTH, k, len(k), v, len(v), self._k, self._v)
+        else:
+            rc = _lib_cursor_get(self._cur, _SET_KEY, k, len(k), _NULL, 0, self._k, self._v)
+        if rc:  # (it is there: a read-only txn's data cannot change)
+            self._positioned = False
 
     def _invalidate(self, check_busy: bool = False) -> None:
         if self._valid:
@@ -1303,6 +1384,9 @@ class Cursor:
             if check_busy and self._busy:
                 self._valid = True
                 raise Error("Cursor is in use by another thread.")
+            if self._pend is not None:
+                self._pend.cancel()
+                self._pend = None
             cur, self._cur = self._cur, None
             if self.txn.env._pid == _pid:
                 env = self.txn.env
@@ -1380,6 +1464,8 @@ class Cursor:
             if not txn._valid or not env._valid or env._pid != _pid or not self._valid:
                 txn._check()
                 raise _closed()
+            if self._pend is not None:
+                self._sync()
             rc = _lib_cursor_get(self._cur, op, _NULL, 0, _NULL, 0, self._k, self._v)
             if rc == 0:
                 self._positioned = True
@@ -1411,6 +1497,8 @@ class Cursor:
             if not txn._valid or not env._valid or env._pid != _pid or not self._valid:
                 txn._check()
                 raise _closed()
+            if self._pend is not None:
+                self._sync()
             if not self._positioned:
                 return (b"", b"") if keys and values else b""
             k = self._k
@@ -1521,6 +1609,8 @@ class Cursor:
             if not txn._valid or not env._valid or env._pid != _pid or not self._valid:
                 txn._check()
                 raise _closed()
+            if self._pend is not None:
+                self._sync()
             if type(key) is bytes:
                 k, kl = key, len(key)
             else:
@@ -1726,6 +1816,29 @@ class Cursor:
         return int(p[0])
 
     # -- iteration
+    def _fetch(self, bb: _BatchBuf, op: int, size: int, keys: bool, values: bool) -> _Batch | None:
+        """Read up to size records ahead with op (inside _enter/_leave); None at the end."""
+        ints = bb.ints
+        flen = _lib_cursor_batch(
+            self._cur, op, size, bb.buf, _BATCH_BYTES, bb.fmt, bb.big, ints, bb.rcp
+        )
+        n = ints[0]
+        rc = ints[1]
+        flat: tuple[bytes, ...] = unpack_from(_unpack(bb.fmt, flen), bb.view) if n else ()
+        if rc == _BIG:  # a record too big for the buffer: on its own, straight from the map
+            big = bb.big
+            k = _unpack(big[0].mv_data, big[0].mv_size)
+            flat += (k, _unpack(big[1].mv_data, big[1].mv_size))
+            n += 1
+            rc = 0
+        if not n:  # as _do(op)
+            if rc == _NOTFOUND:
+                self._positioned = False
+                return None
+            _raise("mdb_cursor_get", rc)
+        self._positioned = True
+        return _Batch(flat, rc, keys, values)
+
     def _iter(self, start: int, op: int, keys: bool, values: bool) -> Iterator[Any]:
         self._check()
         return _iterate(self, start, op, keys, values)
@@ -1780,14 +1893,74 @@ def _iterate(cur: Cursor, start: int, op: int, keys: bool, values: bool) -> Iter
         item = cur._item(keys, values) if ok else None
     finally:
         cur._leave()
-    while ok:
-        yield item
+    if not ok:
+        return
+    yield item
+    txn = cur._cutxn
+    if txn._write or txn._buffers:
+        # One step per record: a write in the loop must show in what comes next, and
+        # buffers=True values point into the map.
+        while True:
+            cur._enter()
+            try:
+                ok = cur._do(op)
+                item = cur._item(keys, values) if ok else None
+            finally:
+                cur._leave()
+            if not ok:
+                return
+            yield item
+    # Read-only: read ahead in batches (one engine call and one struct.unpack_from per
+    # batch; see _Batch for how the cursor's position stays the one last handed out).
+    # The batch size starts at 1 and grows while nothing else uses the cursor.
+    bb: _BatchBuf | None = None
+    size = 1
+    while True:
+        if size == 1:
+            cur._enter()
+            try:
+                ok = cur._do(op)
+                item = cur._item(keys, values) if ok else None
+            finally:
+                cur._leave()
+            if not ok:
+                return
+            yield item
+            size = 4
+            continue
+        if bb is None:
+            bb = _BatchBuf()
         cur._enter()
         try:
-            ok = cur._do(op)
-            item = cur._item(keys, values) if ok else None
+            st = cur._fetch(bb, op, size, keys, values)
         finally:
             cur._leave()
+        if st is None:
+            return
+        out = st.out
+        first = next(out)
+        if st.rc == 0 and not length_hint(st.it):
+            yield first  # the engine is on it: nothing to put back
+        else:
+            cur._pend = st
+            _batches.add(st)
+            yield first
+            del first
+            yield from out
+            if st.cancelled:  # the cursor was used (or closed) meanwhile
+                size = 1
+                continue
+            cur._pend = None
+            if st.rc:  # the step after the batch failed: as a single step would now
+                cur._enter()
+                try:
+                    if st.rc == _NOTFOUND:
+                        cur._positioned = False
+                        return
+                    _raise("mdb_cursor_get", st.rc)
+                finally:
+                    cur._leave()
+        size = min(size * 4, _BATCH_MAX)
 
 
 def version(subpatch: bool = False) -> tuple[int, ...]:

@@ -109,6 +109,7 @@ extern "Python" int _mdbpy_reader_cb(const char *, void *);
 typedef struct mdbpy_val { size_t mv_size; char *mv_data; } mdbpy_val;
 #define MDBPY_BADKEY ...
 #define MDBPY_BADVAL ...
+#define MDBPY_BIG ...
 int mdbpy_get(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, mdbpy_val *out);
 int mdbpy_put(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, const char *v,
               size_t vlen, unsigned int flags);
@@ -118,6 +119,8 @@ int mdbpy_cursor_get(MDB_cursor *cur, int op, const char *k, size_t klen, const 
                      size_t vlen, mdbpy_val *ko, mdbpy_val *vo);
 int mdbpy_cursor_put(MDB_cursor *cur, const char *k, size_t klen, const char *v, size_t vlen,
                      unsigned int flags);
+size_t mdbpy_cursor_batch(MDB_cursor *cur, int op, int max, char *buf, size_t cap, char *fmt,
+                          mdbpy_val *big, int *n, int *rc);
 int mdbpy_have_check(void);
 void mdbpy_prefault(const char *p, size_t n);
 """

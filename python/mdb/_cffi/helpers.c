@@ -4,6 +4,8 @@
  */
 #include "helpers.h"
 
+#include <string.h>
+
 static void val_out(mdbpy_val *out, const MDB_val *v)
 {
     out->mv_size = v->mv_size;
@@ -69,6 +71,50 @@ int mdbpy_cursor_put(MDB_cursor *cur, const char *k, size_t klen, const char *v,
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
     int rc = check_sizes(mdb_cursor_txn(cur), mdb_cursor_dbi(cur), klen, vlen);
     return rc ? rc : mdb_cursor_put(cur, &key, &val, flags);
+}
+
+/* Append "<n>s" to a struct format. */
+static char *fmt_size(char *p, size_t n)
+{
+    char tmp[24];
+    int i = 0;
+    do {
+        tmp[i++] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n);
+    while (i)
+        *p++ = tmp[--i];
+    *p++ = 's';
+    return p;
+}
+
+size_t mdbpy_cursor_batch(MDB_cursor *cur, int op, int max, char *buf, size_t cap, char *fmt,
+                          mdbpy_val *big, int *n, int *rc)
+{
+    MDB_val key, val;
+    size_t used = 0;
+    char *f = fmt;
+    int i = 0, r = 0;
+    *f++ = '<';
+    for (; i < max; i++) {
+        r = mdb_cursor_get(cur, &key, &val, (MDB_cursor_op)op);
+        if (r)
+            break;
+        if (key.mv_size > cap - used || val.mv_size > cap - used - key.mv_size) {
+            val_out(&big[0], &key);
+            val_out(&big[1], &val);
+            r = MDBPY_BIG;
+            break;
+        }
+        memcpy(buf + used, key.mv_data, key.mv_size);
+        used += key.mv_size;
+        memcpy(buf + used, val.mv_data, val.mv_size);
+        used += val.mv_size;
+        f = fmt_size(fmt_size(f, key.mv_size), val.mv_size);
+    }
+    *n = i;
+    *rc = r;
+    return (size_t)(f - fmt);
 }
 
 void mdbpy_prefault(const char *p, size_t n)

@@ -20,6 +20,8 @@ typedef struct mdbpy_val {
  * than mdb_env_get_maxkeysize(), or (DUPSORT) the value is longer than that. */
 #define MDBPY_BADKEY (-1)
 #define MDBPY_BADVAL (-2)
+/* *rc of mdbpy_cursor_batch when a record did not fit in the buffer (see there). */
+#define MDBPY_BIG (-3)
 
 int mdbpy_get(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, mdbpy_val *out);
 int mdbpy_put(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, const char *v,
@@ -30,6 +32,17 @@ int mdbpy_cursor_get(MDB_cursor *cur, int op, const char *k, size_t klen, const 
                      size_t vlen, mdbpy_val *ko, mdbpy_val *vo);
 int mdbpy_cursor_put(MDB_cursor *cur, const char *k, size_t klen, const char *v, size_t vlen,
                      unsigned int flags);
+/*
+ * Step cur with op up to max times.  Each record's key and value are copied one after the
+ * other into buf (cap bytes), and fmt receives a struct-module format that splits buf back
+ * into them ("<16s100s16s100s..."; 1 + 42 * max bytes are enough).  Stops at the first step
+ * that fails (*rc = its error, the cursor where the engine left it) or whose record does
+ * not fit in what is left of buf (*rc = MDBPY_BIG, the cursor on that record, which is left
+ * in big[0] and big[1] and not counted); *rc = 0 if all max steps succeeded.  *n = records
+ * copied.  Returns the length of fmt.
+ */
+size_t mdbpy_cursor_batch(MDB_cursor *cur, int op, int max, char *buf, size_t cap, char *fmt,
+                          mdbpy_val *big, int *n, int *rc);
 int mdbpy_have_check(void);
 /* Touch every page of [p, p+n) (cffi calls it with the GIL released). */
 void mdbpy_prefault(const char *p, size_t n);
