@@ -7,7 +7,7 @@ durability, one write transaction per put phase (commit included).
 
     python bench/py_bench.py [-n N] [--repeat R] [--impl mdb-cext,mdb-cffi,py-lmdb]
 
-After one short unrecorded warm-up run of each implementation, rounds are
+After one unrecorded warm-up run of each implementation, rounds are
 interleaved: each round runs every implementation once, the order
 rotating from round to round, so a noisy neighbour slows all of them alike.
 Prints ops/s (median of R rounds) per operation and implementation, and for each
@@ -135,11 +135,10 @@ def main() -> int:
     if "py-lmdb" in mods:
         print(f"# py-lmdb {mods['py-lmdb'].__version__} engine={mods['py-lmdb'].version()}")
     names = list(mods)
-    # One short unrecorded run each first: the first run in a process pays for the heap
-    # and page-cache warm-up, which is not what the rounds compare.
-    warm = max(1, args.n // 10)
+    # One unrecorded full-size run each first: the first run in a process grows the heap
+    # (dirty pages of an N-key txn) and warms the page cache for whoever comes next.
     for name in names:
-        run_once(mods[name], warm, keys[:warm], order[:warm], val)
+        run_once(mods[name], args.n, keys, order, val)
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     for rnd in range(args.repeat):
         shift = rnd % len(names)
