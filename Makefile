@@ -291,14 +291,19 @@ asan-run:
 # missing (MDB_INCOMPATIBLE for DUPSORT or nested txns) are skipped, naming it.
 # `make test-compat` runs the same suites against our library with nothing skipped or
 # excused for a missing feature (MDB_COMPAT_STRICT=1): it fails until they all land.
-# `make bench-many-dbs` is a benchmark (prints a table, never part of `make test`);
-# BENCH_ARGS passes options, e.g. BENCH_ARGS="--rounds 1 --scale 0.1".
-.PHONY: test-compat bench-many-dbs
+# `make bench-many-dbs` and `make bench-core` are benchmarks (they print tables, never part
+# of `make test`); BENCH_ARGS passes options, e.g. BENCH_ARGS="--rounds 1 --scale 0.1".
+# bench-core: bench/core_ops.c (put/get/scan, 1,000,000 keys) on our library and on
+# Debian's liblmdb in interleaved rounds, median ratio with its spread.
+.PHONY: test-compat bench-many-dbs bench-core
 test-compat: lib
 	MDB_COMPAT_STRICT=1 $(PYTHON) -m pytest tests/compat tests/slapd -q -rfEs -p no:cacheprovider
 
 bench-many-dbs: lib
 	$(PYTHON) bench/run_many_dbs.py $(BENCH_ARGS)
+
+bench-core: lib
+	$(PYTHON) bench/run_core_ops.py $(BENCH_ARGS)
 
 # `make lint`: ruff's linter and a formatting check over all the Python (pyproject.toml's
 # [tool.ruff] settings), run as $(PYTHON) -m ruff, so CI's PYTHON=.venv/bin/python uses
