@@ -66,6 +66,8 @@ typedef struct mdbcore_snapshot {
 int mdbcore_snapshot_from_metas(mdbcore_snapshot *in, int which);
 int mdbcore_check_snapshot(const mdbcore_snapshot *in, void *rep);
 int mdbcore_check_env(MDB_env *env, void *rep);
+int mdbcore_env_set_dirty_limit(MDB_env *env, size_t pages);
+uint64_t mdbcore_env_spilled_pages(MDB_env *env);
 void mdbcore_check_report_free(void *rep);
 int mdbcore_check_report_print(const void *rep, MDB_msg_func *func, void *ctx);
 """

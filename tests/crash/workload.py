@@ -123,9 +123,11 @@ class Recording:
         self.synced = []  # bytes at the last explicit sync, per entry of snaps
 
 
-def run_workload(lib, wdir, steps, flags, names, *, skip_sync=False, setup=None):
+def run_workload(lib, wdir, steps, flags, names, *, skip_sync=False, setup=None, dirty_limit=None):
     """Run `steps` in a fresh env under `wdir`; returns a Recording.  The fault log stays
-    in the library (mdbcore_fault_*) until `lib.c.mdbcore_fault_reset()`."""
+    in the library (mdbcore_fault_*) until `lib.c.mdbcore_fault_reset()`.  dirty_limit
+    lowers the engine's dirty-page limit for the recorded txns (mdbcore.h), so big txns
+    write pages out before their commit (spill.c); rec.spilled counts those pages."""
     os.makedirs(wdir, exist_ok=True)
     rec = Recording()
     model = Model(names)
@@ -158,6 +160,8 @@ def run_workload(lib, wdir, steps, flags, names, *, skip_sync=False, setup=None)
         lib.check(c.mdbcore_fault_arm_spec(b"fdatasync:1+:skip"), "arm skip")
     try:
         with F.Env(lib, wdir, mapsize=MAPSIZE, flags=flags) as env:
+            if dirty_limit:
+                lib.check(c.mdbcore_env_set_dirty_limit(env.env, dirty_limit), "dirty limit")
             for si, step in enumerate(steps, start=1):
                 if step[0] == "sync":
                     lib.check(c.mdb_env_sync(env.env, 1), "mdb_env_sync")
@@ -203,6 +207,7 @@ def run_workload(lib, wdir, steps, flags, names, *, skip_sync=False, setup=None)
                         rec.snaps.append((len(rec.states) - 1, f.read()))
                     rec.synced.append(synced)
             c.mdbcore_fault_record_stop()
+            rec.spilled = c.mdbcore_env_spilled_pages(env.env) if dirty_limit else 0
     finally:
         c.mdbcore_fault_record_stop()
     rec.nlog = c.mdbcore_fault_log_count()
