@@ -276,6 +276,20 @@ static PyObject *txn_put(TxnObject *self, FASTARGS)
     return ret;
 }
 
+/* Close and drop the temporary cursor of replace/pop/putmulti and hand back `result`; an
+ * exception already raised by the operation survives the close (which cannot fail on a
+ * live txn, but must not replace the caller's error if it did). */
+static PyObject *close_temp_cursor(PyObject *cur, PyObject *result)
+{
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyObject *cr = PyObject_CallMethod(cur, "close", NULL);
+    Py_XDECREF(cr);
+    PyErr_Restore(et, ev, tb);
+    Py_DECREF(cur);
+    return result;
+}
+
 static PyObject *txn_putmulti(TxnObject *self, FASTARGS)
 {
     static const char *const names[] = {"items", "dupdata", "overwrite", "append", "db", NULL};
@@ -300,13 +314,7 @@ static PyObject *txn_putmulti(TxnObject *self, FASTARGS)
         }
         Py_DECREF(meth);
     }
-    PyObject *et, *ev, *tb;
-    PyErr_Fetch(&et, &ev, &tb);
-    PyObject *cr = PyObject_CallMethod(cur, "close", NULL);
-    Py_XDECREF(cr);
-    PyErr_Restore(et, ev, tb);
-    Py_DECREF(cur);
-    return r;
+    return close_temp_cursor(cur, r);
 }
 
 static PyObject *txn_replace(TxnObject *self, FASTARGS)
@@ -328,13 +336,7 @@ static PyObject *txn_replace(TxnObject *self, FASTARGS)
     if (!cur)
         return NULL;
     PyObject *r = PyObject_CallMethod(cur, "replace", "OO", a[0], a[1]);
-    PyObject *et, *ev, *tb;
-    PyErr_Fetch(&et, &ev, &tb);
-    PyObject *cr = PyObject_CallMethod(cur, "close", NULL);
-    Py_XDECREF(cr);
-    PyErr_Restore(et, ev, tb);
-    Py_DECREF(cur);
-    return r;
+    return close_temp_cursor(cur, r);
 }
 
 static PyObject *txn_pop(TxnObject *self, FASTARGS)
@@ -356,13 +358,7 @@ static PyObject *txn_pop(TxnObject *self, FASTARGS)
     if (!cur)
         return NULL;
     PyObject *r = PyObject_CallMethod(cur, "pop", "O", a[0]);
-    PyObject *et, *ev, *tb;
-    PyErr_Fetch(&et, &ev, &tb);
-    PyObject *cr = PyObject_CallMethod(cur, "close", NULL);
-    Py_XDECREF(cr);
-    PyErr_Restore(et, ev, tb);
-    Py_DECREF(cur);
-    return r;
+    return close_temp_cursor(cur, r);
 }
 
 static PyObject *txn_delete(TxnObject *self, FASTARGS)
