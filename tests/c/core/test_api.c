@@ -12,24 +12,7 @@
 #include <unistd.h>
 
 #include "lmdb.h"
-
-#define CHECK(x)                                                                         \
-    do {                                                                                 \
-        int rc_ = (x);                                                                   \
-        if (rc_) {                                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, mdb_strerror(rc_)); \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
-#define EXPECT(x, want)                                                                  \
-    do {                                                                                 \
-        int rc_ = (x);                                                                   \
-        if (rc_ != (want)) {                                                             \
-            fprintf(stderr, "%s:%d: %s: got %d (%s), want %s\n", __FILE__, __LINE__, #x, rc_, \
-                    mdb_strerror(rc_), #want);                                           \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
+#include "core_test.h"
 
 static char dirbuf[4096];
 static const char *sub(const char *base, const char *name)

@@ -12,22 +12,7 @@
 
 #include "lmdb.h"
 #include "mdbcore.h"
-
-#define CHECK(x)                                                                        \
-    do {                                                                                \
-        int rc_ = (x);                                                                  \
-        if (rc_) {                                                                      \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, mdb_strerror(rc_)); \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
-#define FAIL(...)                                      \
-    do {                                               \
-        fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-        fprintf(stderr, __VA_ARGS__);                  \
-        fprintf(stderr, "\n");                         \
-        exit(1);                                       \
-    } while (0)
+#include "core_test.h"
 
 typedef struct item {
     char *k, *v;
@@ -214,7 +199,7 @@ int main(int argc, char **argv)
     int commits = 0, aborts = 0;
     while (done < ops) {
         CHECK(mdb_txn_begin(env, NULL, 0, &txn));
-        int n = 1 + rnd() % 400;
+        int n = spill ? 400 + rnd() % 1200 : 1 + rnd() % 400; /* spill: txns past the limit */
         for (int j = 0; j < n; j++, done++) {
             int d = rnd() % NDB;
             unsigned r = rnd() % 100;

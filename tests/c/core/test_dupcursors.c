@@ -14,22 +14,7 @@
 #include <sys/stat.h>
 
 #include "lmdb.h"
-
-#define CHECK(x)                                                                           \
-    do {                                                                                   \
-        int rc_ = (x);                                                                     \
-        if (rc_) {                                                                         \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, mdb_strerror(rc_)); \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
-#define FAIL(...)                                 \
-    do {                                          \
-        fprintf(stderr, "test_dupcursors: ");     \
-        fprintf(stderr, __VA_ARGS__);             \
-        fputc('\n', stderr);                      \
-        exit(1);                                  \
-    } while (0)
+#include "core_test.h"
 
 #define NKEYS 6
 #define MAXV 1500 /* values per key: far past a sub-page at 4 KiB pages */

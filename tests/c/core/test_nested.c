@@ -11,15 +11,7 @@
 
 #include "lmdb.h"
 #include "mdbcore.h"
-
-#define CHECK(x)                                                                         \
-    do {                                                                                 \
-        int rc_ = (x);                                                                   \
-        if (rc_) {                                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, mdb_strerror(rc_)); \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
+#include "core_test.h"
 
 #define NK 3000
 typedef struct model {

@@ -28,22 +28,7 @@
 
 #include "lmdb.h"
 #include "mdbcore.h"
-
-#define CHECK(x)                                                                           \
-    do {                                                                                   \
-        int rc_ = (x);                                                                     \
-        if (rc_) {                                                                         \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, mdb_strerror(rc_)); \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
-#define FAIL(...)                                       \
-    do {                                                \
-        fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-        fprintf(stderr, __VA_ARGS__);                   \
-        fprintf(stderr, "\n");                          \
-        exit(1);                                        \
-    } while (0)
+#include "core_test.h"
 
 #define NKEYS 6000   /* plain DB key space */
 #define NDKEYS 40    /* DUPSORT DB keys */

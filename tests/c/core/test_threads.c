@@ -12,15 +12,7 @@
 #include <sys/stat.h>
 
 #include "lmdb.h"
-
-#define CHECK(x)                                                                         \
-    do {                                                                                 \
-        int rc_ = (x);                                                                   \
-        if (rc_) {                                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, mdb_strerror(rc_)); \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
+#include "core_test.h"
 
 #define NKEYS 300
 #define GENS 600
