@@ -171,18 +171,35 @@ def _op(fn: _F) -> _F:
 
 
 class _MapKeeper:
-    """Owns an engine environment handle; closes it when the last user goes."""
+    """Owns an engine environment handle; closes it when the last user goes.
 
-    __slots__ = ("env", "pid", "exports", "reg_key", "__weakref__")
+    It also holds what must end before that close: the Environment's list of live
+    transactions (the same list object) and its spare read txn.  Normally
+    Environment.close() has ended them already; but the objects of a collected cycle (or
+    of an interpreter shutting down) are finalized in any order, and the engine frees its
+    txns with the env, so a txn ended after this close would touch freed memory."""
 
-    def __init__(self, env: Any) -> None:
+    __slots__ = ("env", "pid", "exports", "reg_key", "txns", "spare", "__weakref__")
+
+    def __init__(self, env: Any, txns: list[Transaction]) -> None:
         self.env = env
         self.pid = _pid
         self.exports = 0
         self.reg_key: Any = None
+        self.txns = txns
+        self.spare: Any = None  # a reset read txn kept for the next begin()
 
     def __del__(self) -> None:
-        env, self.env = self.env, None
+        env = self.env
+        if env is not None and self.pid == _pid:
+            for t in list(self.txns):
+                if t._parent is None:
+                    t.env._valid = False  # nothing new starts, no txn is kept as spare
+                    t._end(False)  # children and cursors first, as Environment.close()
+            if self.spare is not None:
+                lib.mdb_txn_abort(self.spare)
+                self.spare = None
+        self.env = None
         if env is not None and self.pid == _pid:
             lib.mdb_env_close(env)
         if self.reg_key is not None and self.pid == _pid:
@@ -276,7 +293,6 @@ class Environment:
         self._txns: list[Transaction] = []
         self._write_txns = 0
         self._writer = 0
-        self._spare: Any = None
         self._dbs: dict[bytes, _Database] = {}
         if lib_version is not None:
             if lib_version < 0:
@@ -336,7 +352,7 @@ class Environment:
         if rc:
             lib.mdb_env_close(env)
             _raise(path_s, rc)
-        keeper = _MapKeeper(env)
+        keeper = _MapKeeper(env, self._txns)
         self._keeper = keeper
         self._maxkey = int(lib.mdb_env_get_maxkeysize(env))  # fixed once open
         self._env = env
@@ -436,9 +452,10 @@ class Environment:
             while top._parent is not None and top._parent._valid:
                 top = top._parent
             top._end(False)
-        if self._spare is not None:
-            lib.mdb_txn_abort(self._spare)
-            self._spare = None
+        keeper = self._keeper
+        if keeper is not None and keeper.spare is not None:
+            lib.mdb_txn_abort(keeper.spare)
+            keeper.spare = None
 
     def __del__(self) -> None:
         try:
@@ -871,8 +888,9 @@ class Transaction:
         try:
             if not env._valid:
                 raise _closed()
-            if not write and env._spare is not None:
-                txn, env._spare = env._spare, None
+            keeper = env._keeper
+            if not write and keeper is not None and keeper.spare is not None:
+                txn, keeper.spare = keeper.spare, None
                 if lib.mdb_txn_renew(txn):
                     lib.mdb_txn_abort(txn)
                     txn = None
@@ -979,9 +997,16 @@ class Transaction:
         self._settle_dbs(False)
         env._active += 1
         try:
-            if not self._write and env._spare is None and env._max_spare_txns > 0 and env._valid:
+            keeper = env._keeper
+            if (
+                not self._write
+                and env._valid
+                and keeper is not None
+                and keeper.spare is None
+                and env._max_spare_txns > 0
+            ):
                 lib.mdb_txn_reset(txn)
-                env._spare = txn
+                keeper.spare = txn
                 return 0
             lib.mdb_txn_abort(txn)
         finally:
