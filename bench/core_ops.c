@@ -69,7 +69,11 @@ static MDB_env *open_env(const char *dir)
     return env;
 }
 
-static double put_all(MDB_env *env, const uint64_t *order, size_t n)
+/* The timed phases are separate, never-inlined functions so that callgrind can count the
+ * instructions of each one alone (run_core_ops.py --callgrind: --toggle-collect=phase_*). */
+#define PHASE __attribute__((noipa)) /* no inlining, cloning or merging */
+
+static double phase_put(MDB_env *env, const uint64_t *order, size_t n)
 {
     uint8_t kbuf[KEY_SIZE], vbuf[VALUE_SIZE];
     memset(vbuf, 'v', sizeof vbuf);
@@ -85,6 +89,63 @@ static double put_all(MDB_env *env, const uint64_t *order, size_t n)
     }
     CHECK(mdb_txn_commit(txn));
     return n / (now() - t0);
+}
+
+/* Phases that put: one write txn, commit included.  Two names, so callgrind can tell the
+ * sequential load from the random one. */
+static PHASE double phase_put_sequential(MDB_env *env, const uint64_t *order, size_t n)
+{
+    return phase_put(env, order, n);
+}
+
+static PHASE double phase_put_random(MDB_env *env, const uint64_t *order, size_t n)
+{
+    return phase_put(env, order, n);
+}
+
+/* Random gets in one read txn; *bytes sums a byte of each value so none is skipped. */
+static PHASE double phase_get_random(MDB_env *env, const uint64_t *order, size_t n,
+                                     size_t *found, size_t *bytes)
+{
+    uint8_t kbuf[KEY_SIZE];
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    double t0 = now();
+    CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+    CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));
+    for (size_t i = 0; i < n; i++) {
+        make_key(kbuf, order[i]);
+        MDB_val k = {KEY_SIZE, kbuf}, v;
+        int rc = mdb_get(txn, dbi, &k, &v);
+        if (rc)
+            die("mdb_get", rc);
+        (*found)++;
+        *bytes += ((const uint8_t *)v.mv_data)[v.mv_size - 1];
+    }
+    mdb_txn_abort(txn);
+    return n / (now() - t0);
+}
+
+static PHASE double phase_cursor_iterate(MDB_env *env, size_t *seen, size_t *bytes)
+{
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_cursor *cur;
+    double t0 = now();
+    CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+    CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));
+    CHECK(mdb_cursor_open(txn, dbi, &cur));
+    MDB_val k, v;
+    int rc;
+    while ((rc = mdb_cursor_get(cur, &k, &v, *seen ? MDB_NEXT : MDB_FIRST)) == 0) {
+        (*seen)++;
+        *bytes += ((const uint8_t *)v.mv_data)[0];
+    }
+    if (rc != MDB_NOTFOUND)
+        die("mdb_cursor_get", rc);
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    return *seen / (now() - t0);
 }
 
 int main(int argc, char **argv)
@@ -108,50 +169,17 @@ int main(int argc, char **argv)
         shuffled[j] = t;
     }
     char path[4096];
+    size_t found = 0, seen = 0, bytes = 0;
     snprintf(path, sizeof path, "%s/seq", dir);
     MDB_env *env = open_env(path);
-    printf("put_sequential %.0f\n", put_all(env, seq, n));
-
-    uint8_t kbuf[KEY_SIZE];
-    MDB_txn *txn;
-    MDB_dbi dbi;
-    size_t found = 0, bytes = 0;
-    double t0 = now();
-    CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
-    CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));
-    for (size_t i = 0; i < n; i++) {
-        make_key(kbuf, shuffled[i]);
-        MDB_val k = {KEY_SIZE, kbuf}, v;
-        int rc = mdb_get(txn, dbi, &k, &v);
-        if (rc)
-            die("mdb_get", rc);
-        found++;
-        bytes += ((const uint8_t *)v.mv_data)[v.mv_size - 1];
-    }
-    mdb_txn_abort(txn);
-    printf("get_random %.0f\n", n / (now() - t0));
-
-    t0 = now();
-    MDB_cursor *cur;
-    CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
-    CHECK(mdb_cursor_open(txn, dbi, &cur));
-    MDB_val k, v;
-    size_t seen = 0;
-    int rc;
-    while ((rc = mdb_cursor_get(cur, &k, &v, seen ? MDB_NEXT : MDB_FIRST)) == 0) {
-        seen++;
-        bytes += ((const uint8_t *)v.mv_data)[0];
-    }
-    if (rc != MDB_NOTFOUND)
-        die("mdb_cursor_get", rc);
-    mdb_cursor_close(cur);
-    mdb_txn_abort(txn);
-    printf("cursor_iterate %.0f\n", seen / (now() - t0));
+    printf("put_sequential %.0f\n", phase_put_sequential(env, seq, n));
+    printf("get_random %.0f\n", phase_get_random(env, shuffled, n, &found, &bytes));
+    printf("cursor_iterate %.0f\n", phase_cursor_iterate(env, &seen, &bytes));
     mdb_env_close(env);
 
     snprintf(path, sizeof path, "%s/rand", dir);
     env = open_env(path);
-    printf("put_random %.0f\n", put_all(env, shuffled, n));
+    printf("put_random %.0f\n", phase_put_random(env, shuffled, n));
     mdb_env_close(env);
     if (found != n || seen != n || bytes != 2 * n * 'v') {
         fprintf(stderr, "core_ops: read back %zu/%zu gets, %zu/%zu cursor records\n", found, n,
