@@ -13,6 +13,7 @@
  *     snapshot intact and the checker clean;
  *   - a nested txn over a parent that spilled: its abort leaves the parent's view, its
  *     commit joins it;
+ *   - a spill write that fails: the put says EIO, the txn cannot go on, nothing is lost;
  *   - the same under MDB_WRITEMAP (but nested txns, which LMDB refuses there).
  * "big": without the knob, one txn dirties more than LMDB's 131,071-page list holds
  * (about 600 MB) and must commit instead of failing with MDB_TXN_FULL.
@@ -392,6 +393,44 @@ static void reopen_same(const char *dir, const model *m)
     mdb_env_close(env);
 }
 
+/* A spill write that fails (a full or failing disk): the put reports the error, the txn
+ * can only be aborted, and the file keeps the previous snapshot. */
+static void failed_spill(const env_set *e, model *m)
+{
+    MDB_txn *txn;
+    CHECK(mdb_txn_begin(e->env, NULL, 0, &txn));
+    model *scratch = malloc(sizeof(*scratch));
+    *scratch = *m;
+    uint64_t before = mdbcore_env_spilled_pages(e->env);
+    CHECK(mdbcore_fault_fail_nth(MDBCORE_FAULT_WRITE, 1, EIO));
+    int rc = 0;
+    for (int i = 0; i < 20000 && !rc; i++) {
+        char kb[16];
+        unsigned k = rnd() % NKEYS;
+        key_of(kb, k);
+        fill(vbuf, 500, k, ++scratch->ver[k]);
+        MDB_val key = {8, kb}, v = {500, vbuf};
+        rc = mdb_put(txn, e->plain, &key, &v, 0);
+    }
+    mdbcore_fault_reset();
+    if (rc != EIO)
+        FAIL("failed spill: put returned %d (%s), want EIO", rc, mdb_strerror(rc));
+    if (mdbcore_env_spilled_pages(e->env) != before)
+        FAIL("failed spill: pages were counted as spilled");
+    char kb[16];
+    key_of(kb, 0);
+    MDB_val key = {8, kb}, v = {3, "abc"};
+    if (mdb_put(txn, e->plain, &key, &v, 0) == 0 || mdb_txn_commit(txn) == 0)
+        FAIL("failed spill: the txn went on after a failed write");
+    MDB_txn *r;
+    CHECK(mdb_txn_begin(e->env, NULL, MDB_RDONLY, &r));
+    verify(r, e->plain, e->dups, m, "after a failed spill");
+    mdb_txn_abort(r);
+    env_clean(e->env, "failed spill");
+    free(scratch);
+    printf("  failed spill write: EIO from the put, txn refused to go on, snapshot intact\n");
+}
+
 static void scenario(const char *root, const char *name, unsigned flags)
 {
     char dir[4096];
@@ -405,8 +444,10 @@ static void scenario(const char *root, const char *name, unsigned flags)
     big_txn(&e, m, 6000, 1, "commit");
     big_txn(&e, m, 6000, 0, "abort");
     big_txn(&e, m, 6000, 1, "second commit");
-    if (!(flags & MDB_WRITEMAP)) /* LMDB refuses nested txns under WRITEMAP */
+    if (!(flags & MDB_WRITEMAP)) { /* LMDB refuses nested txns under WRITEMAP */
         nested(&e, m);
+        failed_spill(&e, m); /* under WRITEMAP a spill writes nothing */
+    }
     mdb_env_close(e.env);
     reopen_same(dir, m);
     killed(dir, m, flags);
