@@ -60,6 +60,63 @@ def test_iteration(filled):
     assert list(t.cursor()._iter_from(b"ba", False)) == [(b"baa", b"BAA"), (b"d", b"D")]
 
 
+@pytest.mark.parametrize("write", [False, True], ids=["read", "write"])
+def test_iterator_after_its_end_follows_the_cursor(env, write):
+    """As py-lmdb's: an iterator steps its cursor on each __next__ and keeps no end state.
+    It raises StopIteration while the cursor is unpositioned and, once the cursor is
+    positioned again, goes on from there (a finished generator would stay finished)."""
+    keys = [b"%04d" % i for i in range(600)]  # enough for the cffi read-ahead batches
+    with env.begin(write=True) as t:
+        for k in keys:
+            t.put(k, b"v" + k)
+    t = env.begin(write=write)
+    c = t.cursor()
+    it = c.iternext(values=False)
+    assert list(it) == keys
+    assert next(it, None) is None and c.key() == b""  # unpositioned: stays ended
+    assert c.set_key(b"0597")
+    assert list(it) == [b"0598", b"0599"]  # steps on from the new position
+    assert c.first()
+    assert [next(it), next(it)] == [b"0001", b"0002"]
+    assert not c.set_key(b"nope")  # unpositioned mid-way: ends
+    assert next(it, None) is None and next(it, None) is None
+    assert c.set_range(b"0300")
+    assert next(it) == b"0301" and c.key() == b"0301"
+
+    back = c.iterprev(keys=False)
+    assert next(back) == b"v0301"  # the first step yields the current record
+    assert len(list(back)) == 301 and c.key() == b""
+    assert c.last() and list(back) == [b"v" + k for k in reversed(keys[:-1])]
+
+    c2 = t.cursor()
+    empty = c2.iternext()
+    assert c2.set_key(b"0010") and next(empty) == (b"0010", b"v0010")  # positioned: no first()
+    fresh = t.cursor()
+    it2 = iter(fresh)
+    assert next(it2) == (b"0000", b"v0000")  # unpositioned: first()
+    assert fresh.last() and next(it2, None) is None
+    assert fresh.last() and next(it2, None) is None  # still past the end: last() then next()
+
+
+@pytest.mark.parametrize("kind", ["iternext_dup", "iterprev_dup", "iternext_nodup"])
+def test_dup_iterators_after_their_end(dup, kind):
+    env, db = dup
+    c = env.begin(db=db).cursor()
+    it = getattr(c, kind)()
+    if kind.endswith("_dup"):
+        assert next(it, None) is None  # unpositioned: the _dup iterators do not position
+        assert c.set_key(b"b")
+        if kind == "iternext_dup":
+            assert list(it) == [b"1", b"2", b"3"]  # nothing yielded yet: the current first
+            assert c.set_key(b"a") and list(it) == [b"2", b"3"]
+        else:
+            assert c.last_dup() and list(it) == [b"3", b"2", b"1"]
+            assert c.set_key(b"c") and c.last_dup() and list(it) == [b"2", b"1"]
+    else:
+        assert list(it) == [b"a", b"b", b"c"]
+        assert c.first() and list(it) == [b"b", b"c"]
+
+
 def test_iterator_dies_with_txn(filled):
     t = filled.begin()
     it = t.cursor().iternext()

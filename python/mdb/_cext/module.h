@@ -113,9 +113,10 @@ typedef struct CursorObject {
 typedef struct IterObject {
     PyObject_HEAD
     CursorObject *cursor;  /* strong */
-    MDB_cursor_op start_op;/* used when the cursor is unpositioned */
+    MDB_cursor_op start_op;/* used by the first step when the cursor is unpositioned */
     MDB_cursor_op op;      /* step */
-    int started;
+    int begun;             /* the first __next__ ran (start_op is tried only there) */
+    int started;           /* a record was yielded: later steps move with op first */
     int keys, values;
 } IterObject;
 

@@ -17,6 +17,7 @@ import functools
 import os
 import time
 import weakref
+from itertools import chain, repeat
 from operator import length_hint
 from struct import unpack_from
 from typing import Any, Callable, Iterator, Literal, NoReturn, TypeVar
@@ -1866,7 +1867,7 @@ class Cursor:
 
     def _iter(self, start: int, op: int, keys: bool, values: bool) -> Iterator[Any]:
         self._check()
-        return _iterate(self, start, op, keys, values)
+        return _iterator(self, start, op, keys, values)
 
     def iternext(self, keys: bool = True, values: bool = True) -> Iterator[Any]:
         """Forward iterator from the current record (the first if unpositioned)."""
@@ -1906,86 +1907,158 @@ class Cursor:
         return self.iternext()
 
 
-def _iterate(cur: Cursor, start: int, op: int, keys: bool, values: bool) -> Iterator[Any]:
-    cur._enter()
+_ZEROS = repeat(0)  # endless and stateless: shared by every iterator
+
+
+class _Cell(list):  # type: ignore[type-arg]
+    """cell[0]: where the records of one cursor iterator come from (see _Iterator)."""
+
+    __slots__ = ("__weakref__",)
+
+
+class _Iterator(map):  # type: ignore[type-arg]
+    """What Cursor.iternext() and friends return: ``next(it)`` is ``next(cell[0])``.
+
+    As py-lmdb's, the iterator is a thin object that steps its cursor on each __next__
+    and keeps no end state (see _steps): it raises StopIteration while the cursor is
+    unpositioned and goes on from wherever the cursor is once it is positioned again.
+    A generator stays finished after its end, so cell[0] is a _steps generator that
+    leaves a fresh one in the cell when it ends.  While reading ahead, cell[0] is
+    ``chain(the batch's records, that generator)``: a batch is handed out with no
+    Python code per record.  The cell is held weakly by the generator, so dropping the
+    iterator frees it (and lets its cursor go) at once.
+    """
+
+    __slots__ = ()
+
+
+def _iterator(cur: Cursor, start: int, op: int, keys: bool, values: bool) -> Iterator[Any]:
+    cell = _Cell((None,))
+    cell[0] = _steps(cur, start, op, keys, values, weakref.ref(cell), False, False)
+    return _Iterator(next, map(cell.__getitem__, _ZEROS))
+
+
+def _steps(
+    cur: Cursor,
+    start: int,
+    op: int,
+    keys: bool,
+    values: bool,
+    wcell: weakref.ref[_Cell],
+    begun: bool,
+    started: bool,
+) -> Iterator[Any]:
+    """The records of a cursor iterator, for cell[0] (see _Iterator).
+
+    The first __next__ moves an unpositioned cursor with start (first/last; not the
+    _dup iterators, whose start is GET_CURRENT).  Every __next__ ends the iteration while
+    the cursor is unpositioned; else it returns the current record if the iterator
+    returned none yet (begun/started say how far it got), else it steps with op and
+    returns the record found, or ends.  At its end (or error) the generator puts a
+    fresh one in the cell, for a later __next__.
+    """
     try:
-        if cur._positioned:
-            ok = cur._refresh()
-        elif start == _GET_CURRENT:  # the _dup iterators need a current key
-            ok = False
-        else:
-            ok = cur._do(start)
-        item = cur._item(keys, values) if ok else None
-    finally:
-        cur._leave()
-    if not ok:
-        return
-    yield item
-    txn = cur._cutxn
-    if txn._write or txn._buffers:
-        # One step per record: a write in the loop must show in what comes next, and
-        # buffers=True values point into the map.
-        while True:
+        if not started:
             cur._enter()
             try:
-                ok = cur._do(op)
+                first_call = not begun
+                begun = True
+                if not cur._positioned:
+                    ok = first_call and start != _GET_CURRENT and cur._do(start)
+                else:
+                    ok = cur._refresh()
                 item = cur._item(keys, values) if ok else None
             finally:
                 cur._leave()
-            if not ok:
-                return
-            yield item
-    # Read-only: read ahead in batches (one engine call and one struct.unpack_from per
-    # batch; see _Batch for how the cursor's position stays the one last handed out).
-    # The batch size starts at 1 and grows while nothing else uses the cursor.
-    bb: _BatchBuf | None = None
-    size = 1
-    while True:
-        if size == 1:
+            if ok:
+                started = True
+                yield item
+        txn = cur._cutxn
+        # Write txns (a write in the loop must show in what comes next) and buffers=True
+        # (values point into the map) take one step per record (size 0).  Read-only txns
+        # read ahead: one step, then batches of 4, 16, 64, 256 records (one engine call
+        # and one struct.unpack_from each; see _Batch for how the cursor's position stays
+        # the one last handed out) while nothing else uses the cursor.
+        size = 0 if txn._write or txn._buffers else 1
+        bb: _BatchBuf | None = None
+        me: weakref.ref[Iterator[Any]] | None = None
+        while started:
+            if size <= 1:
+                cur._enter()
+                try:
+                    ok = cur._positioned and cur._do(op)
+                    item = cur._item(keys, values) if ok else None
+                finally:
+                    cur._leave()
+                if not ok:
+                    break
+                yield item
+                if size:
+                    size = 4
+                continue
             cur._enter()
             try:
-                ok = cur._do(op)
-                item = cur._item(keys, values) if ok else None
+                st = None
+                if cur._positioned:
+                    if bb is None:
+                        bb = _BatchBuf()
+                    st = cur._fetch(bb, op, size, keys, values)
             finally:
                 cur._leave()
-            if not ok:
-                return
-            yield item
-            size = 4
-            continue
-        if bb is None:
-            bb = _BatchBuf()
-        cur._enter()
-        try:
-            st = cur._fetch(bb, op, size, keys, values)
-        finally:
-            cur._leave()
-        if st is None:
-            return
-        out = st.out
-        first = next(out)
-        if st.rc == 0 and not length_hint(st.it):
-            yield first  # the engine is on it: nothing to put back
-        else:
-            cur._pend = st
-            _batches.add(st)
-            yield first
-            del first
-            yield from out
-            if st.cancelled:  # the cursor was used (or closed) meanwhile
+            if st is None:
+                break
+            cell = wcell()
+            if cell is None:
+                return  # the iterator is gone
+            if me is None:  # this generator (in the cell until its first batch)
+                me = weakref.ref(cell[0])
+            out = st.out
+            # (first in a list: no local may hold zip's tuple while the chain hands the
+            # batch out, or zip could not reuse it and would build one per record)
+            first = [next(out)]
+            if st.rc or length_hint(st.it):  # else the engine is on it: nothing to put back
+                cur._pend = st
+                _batches.add(st)
+            cell[0] = chain(out, me())  # type: ignore[arg-type]
+            del cell
+            yield first.pop()
+            # Resumed by the chain: the batch was handed out in full, or cancelled.
+            if st.cancelled:  # the cursor was used (or closed) meanwhile: one step first
                 size = 1
                 continue
-            cur._pend = None
+            if cur._pend is st:
+                cur._pend = None
             if st.rc:  # the step after the batch failed: as a single step would now
                 cur._enter()
                 try:
-                    if st.rc == _NOTFOUND:
-                        cur._positioned = False
-                        return
-                    _raise("mdb_cursor_get", st.rc)
+                    if st.rc != _NOTFOUND:
+                        _raise("mdb_cursor_get", st.rc)
+                    cur._positioned = False
                 finally:
                     cur._leave()
-        size = min(size * 4, _BATCH_MAX)
+                break
+            size = min(size * 4, _BATCH_MAX)
+    except GeneratorExit:
+        raise
+    except BaseException:
+        _renew(cur, start, op, keys, values, wcell, begun, started)
+        raise
+    _renew(cur, start, op, keys, values, wcell, begun, started)
+
+
+def _renew(
+    cur: Cursor,
+    start: int,
+    op: int,
+    keys: bool,
+    values: bool,
+    wcell: weakref.ref[_Cell],
+    begun: bool,
+    started: bool,
+) -> None:
+    cell = wcell()
+    if cell is not None:
+        cell[0] = _steps(cur, start, op, keys, values, wcell, begun, started)
 
 
 def version(subpatch: bool = False) -> tuple[int, ...]:
