@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 
 import mdb
@@ -124,6 +127,67 @@ def test_iterator_dies_with_txn(filled):
     t.abort()
     with pytest.raises(mdb.Error):
         next(it)
+
+
+@pytest.mark.parametrize("write", [False, True], ids=["read", "write"])
+def test_unreferenced_cursors_go_at_once(lm, filled, write):
+    """A transaction tracks its cursors without keeping them alive: cursors nobody refers
+    to are freed (engine handle closed) at once, not when the transaction ends, while
+    ending it still ends those alive (also one only an iterator refers to)."""
+    t = filled.begin(write=write)
+    gc.disable()  # freed by reference counting, not by a collection
+    try:
+        refs = []
+        for _ in range(20000):
+            c = t.cursor()
+            c.first()
+            refs.append(weakref.ref(c))
+        del c
+        assert sum(r() is not None for r in refs) == 0
+        alive = [t.cursor() for _ in range(3)]
+        assert all(c.first() for c in alive)
+        it = iter(t.cursor())
+        assert next(it) == (b"a", b"A")
+        closed = t.cursor()
+        closed.close()
+        del closed
+        t.abort()
+        for c in alive:
+            with pytest.raises(mdb.Error):
+                c.first()
+            with pytest.raises(mdb.Error):
+                c.key()
+        with pytest.raises(mdb.Error):
+            next(it)
+        held = weakref.ref(alive[0])
+        del alive, it
+        assert held() is None
+    finally:
+        gc.enable()
+    with filled.begin(write=True) as t:  # the writer lock and the env are fine
+        assert t.put(b"z", b"Z")
+
+
+@pytest.mark.parametrize("write", [False, True], ids=["read", "write"])
+def test_dropped_iterator_lets_its_cursor_go(env, write):
+    """An iterator dropped mid-way (the cffi one in the middle of a read-ahead batch)
+    frees its cursor at once: nothing in it refers back to itself."""
+    with env.begin(write=True) as t:
+        for i in range(1000):
+            t.put(b"%04d" % i, b"v")
+    t = env.begin(write=write)
+    gc.disable()
+    try:
+        c = t.cursor()
+        ref = weakref.ref(c)
+        it = c.iternext(values=False)
+        del c
+        assert [next(it) for _ in range(300)][-1] == b"0299"
+        del it
+        assert ref() is None
+    finally:
+        gc.enable()
+    t.abort()
 
 
 def test_dupsort(dup):

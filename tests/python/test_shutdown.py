@@ -29,6 +29,10 @@ LEFT_OPEN = {
     "cursor": "t = env.begin()\nc = t.cursor()\nc.first()",
     "iterator": "t = env.begin()\nit = iter(t.cursor())\nnext(it)\nnext(it)",
     "write txn": "t = env.begin(write=True)\nt.put(b'new', b'x')",
+    # the engine frees a write txn's cursors with it: the cursor must not close its
+    # handle after the txn went first
+    "write cursor": "t = env.begin(write=True)\nt.put(b'new', b'x')\nc = t.cursor()\n"
+    "c.first()\nc2 = t.cursor()\nc2.last()",
     "nested txn": "p = env.begin(write=True)\nch = env.begin(write=True, parent=p)\n"
     "ch.put(b'new', b'x')\nc = ch.cursor()\nc.first()",
     "named db": "t = env.begin(write=True)\ndb = env.open_db(b'sub', txn=t)\n"

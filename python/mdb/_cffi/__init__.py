@@ -854,7 +854,9 @@ class Transaction:
         self._busy = 0
         self._created_dbs = 0
         self._txn: Any = None
-        self._cursors: list[Cursor] = []
+        # The handles of live cursors, not the cursors: an unreferenced cursor goes at
+        # once (see _CursorSlot).
+        self._cursors: dict[_CursorSlot, None] = {}
         self._parent = parent
         if not isinstance(env, Environment):
             raise TypeError("env must be an Environment")
@@ -967,8 +969,12 @@ class Transaction:
         rc = 0
         for child in [t for t in env._txns if t._parent is self]:
             child._end(False)  # unfinished children are discarded, never committed
-        for c in list(self._cursors):
-            c._invalidate()
+        for slot in list(self._cursors):
+            c = slot.owner()
+            if c is not None:
+                c._invalidate()
+            self._cursors.pop(slot, None)  # (c did; else c is garbage being finalized)
+            _close_slot(slot, env)
         self._valid = False
         txn, self._txn = self._txn, None
         env._txns.remove(self)
@@ -1219,8 +1225,12 @@ class Transaction:
         env = self.env
         delete = bool(delete) and d is not env._main_db
         for t in env._txns:
-            for c in list(t._cursors):
-                if c._db is d:
+            for slot in list(t._cursors):
+                c = slot.owner()
+                if c is None:  # garbage being finalized: close it now
+                    del t._cursors[slot]
+                    _close_slot(slot, env)
+                elif c._db is d:
                     if delete:
                         c._invalidate()
                     else:
@@ -1328,6 +1338,35 @@ class _Batch:
         del self.lst[:]  # ends the iterator's `yield from self.out`
 
 
+class _CursorSlot:
+    """A cursor's engine handle, as its transaction tracks it.
+
+    A transaction holds the slots of its live cursors, not the cursors, so a cursor
+    nobody refers to is freed (and its handle closed) at once, not when the transaction
+    ends.  Ending the transaction ends its live cursors (``owner``); whichever comes first
+    closes the handle, once: also when a garbage cycle finalizes the transaction before
+    its cursor (the cursor's weak reference is gone by then, the slot is not), which
+    matters because the engine frees a write transaction's cursors with it.
+    """
+
+    __slots__ = ("cur", "owner")
+
+    def __init__(self, cur: Any, owner: weakref.ref[Cursor]) -> None:
+        self.cur = cur
+        self.owner = owner
+
+
+def _close_slot(slot: _CursorSlot, env: Environment) -> None:
+    cur = slot.cur
+    slot.cur = None
+    if cur is not None and env._pid == _pid:
+        env._active += 1
+        try:
+            lib.mdb_cursor_close(cur)
+        finally:
+            env._active -= 1
+
+
 class Cursor:
     """A position inside a database; usually from Transaction.cursor()."""
 
@@ -1350,13 +1389,14 @@ class Cursor:
         if rc:
             _raise("mdb_cursor_open", rc)
         self._cur = curp[0]
+        self._slot = slot = _CursorSlot(curp[0], weakref.ref(self))
+        txn._cursors[slot] = None  # from here on the handle is closed, whatever happens
         self._cutxn = txn
         self._db = db
-        self._valid = True
         self._positioned = False
         self._k = ffi.new("mdbpy_val *")
         self._v = ffi.new("mdbpy_val *")
-        txn._cursors.append(self)
+        self._valid = True
 
     @property
     def txn(self) -> Transaction:
@@ -1413,19 +1453,12 @@ class Cursor:
             if self._pend is not None:
                 self._pend.cancel()
                 self._pend = None
-            cur, self._cur = self._cur, None
-            if self.txn.env._pid == _pid:
-                env = self.txn.env
-                env._active += 1
-                try:
-                    lib.mdb_cursor_close(cur)
-                finally:
-                    env._active -= 1
+            self._cur = None
             self._positioned = False
-            try:
-                self.txn._cursors.remove(self)
-            except ValueError:
-                pass
+            txn = self._cutxn
+            slot = self._slot
+            txn._cursors.pop(slot, None)
+            _close_slot(slot, txn._txenv)
 
     def _check(self) -> None:
         if not self._valid:
