@@ -107,3 +107,25 @@ def test_child_iterator_raises(env):
 
     assert _in_child(child) == "fork"
     assert next(it) == (b"00030", b"v")  # parent unaffected
+
+
+def test_child_cursor_raises_after_reading(env):
+    """A cursor whose record was just read (the cffi backend keeps it) raises in the
+    child rather than answering from the parent's read."""
+    with env.begin(write=True) as t:
+        t.put(b"k", b"v")
+    txn = env.begin()
+    c = txn.cursor()
+    assert c.first() and c.item() == (b"k", b"v") and c.key() == b"k"
+
+    def child():
+        out = []
+        for fn in (c.key, c.value, c.item):
+            try:
+                out.append(f"no error: {fn()!r}")
+            except mdb.Error as e:
+                out.append("fork" if "fork" in str(e) else str(e))
+        return ",".join(out)
+
+    assert _in_child(child) == "fork,fork,fork"
+    assert c.item() == (b"k", b"v")  # parent unaffected

@@ -55,6 +55,7 @@ CHECK_NUMS = (
 
 _pid = os.getpid()
 _batches: weakref.WeakSet[_Batch] = weakref.WeakSet()  # read-ahead not yet handed out
+_envs: weakref.WeakSet[Environment] = weakref.WeakSet()  # open in this process
 
 
 def _after_fork() -> None:
@@ -62,6 +63,9 @@ def _after_fork() -> None:
     _pid = os.getpid()
     for st in list(_batches):  # prefetched records are the parent's: never yield them here
         st.cancel()
+    for env in list(_envs):  # the cursors' cached records too: the parent's objects raise
+        for t in list(env._txns):
+            t._wgen += 1
 
 
 os.register_at_fork(after_in_child=_after_fork)
@@ -355,6 +359,7 @@ class Environment:
             _raise(path_s, rc)
         keeper = _MapKeeper(env, self._txns)
         self._keeper = keeper
+        _envs.add(self)
         self._maxkey = int(lib.mdb_env_get_maxkeysize(env))  # fixed once open
         self._env = env
         self._pid = _pid
@@ -431,6 +436,8 @@ class Environment:
             self._env = None
             return
         self._valid = False  # new calls fail from here on
+        for t in list(self._txns):  # and no cursor answers from its cached record
+            t._wgen += 1
         me = _thread_id()
         if self._write_txns and self._writer == me:
             for t in list(self._txns):  # release the writer lock others may wait for
@@ -565,6 +572,7 @@ class Environment:
                 _raise("mdb_txn_commit", rc)
         db = _Database(self, dbip[0], flp[0])
         if txn is not None and txn._write:
+            _wrote(txn)
             db._creator = txn
             txn._created_dbs += 1
         self._dbs[key] = db
@@ -832,6 +840,15 @@ def _thread_id() -> int:
     return threading.get_ident()
 
 
+def _wrote(t: Transaction | None) -> None:
+    """Note a change of what t (and so its ancestors) sees: cursors re-read their record
+    (see Cursor.key)."""
+    while t is not None:
+        t._wgen += 1
+        t._cached = False
+        t = t._parent
+
+
 def _busy_chain(t: Transaction | None, delta: int) -> None:
     """Add delta to the busy count of t and its ancestors (see Transaction._enter)."""
     while t is not None:
@@ -853,6 +870,11 @@ class Transaction:
         self._valid = False
         self._busy = 0
         self._created_dbs = 0
+        # Changes with every write in this txn or its children and at their end: a
+        # cursor's cached record is good while it has not changed (see Cursor.key).
+        # The hot writes skip it while _cached is False (no cursor cached a record since).
+        self._wgen = 0
+        self._cached = False
         self._txn: Any = None
         # The handles of live cursors, not the cursors: an unreferenced cursor goes at
         # once (see _CursorSlot).
@@ -918,6 +940,8 @@ class Transaction:
         self._txn = txn
         self._valid = True
         env._txns.append(self)
+        if parent is not None:
+            _wrote(parent)  # (the engine moves the parent's cursors to the child)
         if write and parent is None:
             env._write_txns += 1
             env._writer = _thread_id()
@@ -965,6 +989,7 @@ class Transaction:
         if check_busy and self._busy:
             self._valid = True
             raise Error("Transaction is in use by another thread.")
+        _wrote(self)  # a child's end changes what its parent sees
         env = self.env
         rc = 0
         for child in [t for t in env._txns if t._parent is self]:
@@ -1125,6 +1150,8 @@ class Transaction:
                 flags = _put_flags(d, dupdata, overwrite, append)
             # mdbpy_put checks the key and value sizes first (MDBPY_BADKEY/BADVAL)
             rc = _lib_put(self._txn, d._dbi, k, kl, v, vl, flags)
+            if self._cached or nested:
+                _wrote(self)
             if rc:
                 if rc == _KEYEXIST:
                     return False
@@ -1188,6 +1215,8 @@ class Transaction:
             else:
                 v, vl = _inbuf(b"" if value is None else value, "value")
             rc = _lib_del(self._txn, d._dbi, k, kl, v, vl, 1 if vl else 0)
+            if self._cached or nested:
+                _wrote(self)
             if rc:
                 if rc == _NOTFOUND:
                     return False
@@ -1235,7 +1264,9 @@ class Transaction:
                         c._invalidate()
                     else:
                         c._positioned = False
+                        c._cgen = -1
         rc = lib.mdb_drop(self._txn, d._dbi, 1 if delete else 0)
+        _wrote(self)
         if rc:
             _raise("mdb_drop", rc)
         if delete:
@@ -1394,6 +1425,11 @@ class Cursor:
         self._cutxn = txn
         self._db = db
         self._positioned = False
+        # The current record as key()/value()/item() last read it, good while _cgen is
+        # txn._wgen: every move sets _cgen to -1 (see key()).
+        self._cgen = -1
+        self._ckey: bytes | None = None
+        self._cval: bytes | None = None
         self._k = ffi.new("mdbpy_val *")
         self._v = ffi.new("mdbpy_val *")
         self._valid = True
@@ -1433,6 +1469,7 @@ class Cursor:
         n = len(st.lst)
         i = max(n - length_hint(st.it) - 1, 0)
         st.cancel()
+        self._cgen = -1
         if i == n - 1 and st.rc == 0:
             return  # the engine is on it
         k = st.flat[2 * i]
@@ -1455,6 +1492,8 @@ class Cursor:
                 self._pend = None
             self._cur = None
             self._positioned = False
+            self._cgen = -1
+            self._ckey = self._cval = None
             txn = self._cutxn
             slot = self._slot
             txn._cursors.pop(slot, None)
@@ -1487,6 +1526,7 @@ class Cursor:
 
     # -- positioning
     def _do(self, op: int, k: Any = _NULL, kl: int = 0, v: Any = _NULL, vl: int = 0) -> bool:
+        self._cgen = -1
         rc = _lib_cursor_get(self._cur, op, k, kl, v, vl, self._k, self._v)
         if rc == 0:
             self._positioned = True
@@ -1499,6 +1539,7 @@ class Cursor:
         return False
 
     def _refresh(self) -> bool:
+        self._cgen = -1
         if not self._positioned:
             return False
         rc = _lib_cursor_get(self._cur, _GET_CURRENT, _NULL, 0, _NULL, 0, self._k, self._v)
@@ -1525,6 +1566,7 @@ class Cursor:
                 raise _closed()
             if self._pend is not None:
                 self._sync()
+            self._cgen = -1
             rc = _lib_cursor_get(self._cur, op, _NULL, 0, _NULL, 0, self._k, self._v)
             if rc == 0:
                 self._positioned = True
@@ -1562,16 +1604,30 @@ class Cursor:
                 return (b"", b"") if keys and values else b""
             k = self._k
             v = self._v
-            if _lib_cursor_get(self._cur, _GET_CURRENT, _NULL, 0, _NULL, 0, k, v):
-                self._positioned = False
-                return (b"", b"") if keys and values else b""
-            if txn._buffers:
+            gen = txn._wgen
+            if self._cgen != gen:
+                if _lib_cursor_get(self._cur, _GET_CURRENT, _NULL, 0, _NULL, 0, k, v):
+                    self._positioned = False
+                    return (b"", b"") if keys and values else b""
+                self._cgen = gen  # k and v hold the record until the next move or write
+                txn._cached = True
+                if txn._buffers:  # (fresh views each time: the caller may release them)
+                    self._ckey = self._cval = None
+                    return self._item(keys, values)
+                kb = self._ckey = _unpack(k.mv_data, k.mv_size) if keys else None
+                vb = self._cval = _unpack(v.mv_data, v.mv_size) if values else None
+            elif txn._buffers:
                 return self._item(keys, values)
+            else:
+                kb = self._ckey
+                if keys and kb is None:
+                    kb = self._ckey = _unpack(k.mv_data, k.mv_size)
+                vb = self._cval
+                if values and vb is None:
+                    vb = self._cval = _unpack(v.mv_data, v.mv_size)
             if keys and values:
-                return _unpack(k.mv_data, k.mv_size), _unpack(v.mv_data, v.mv_size)
-            if keys:
-                return _unpack(k.mv_data, k.mv_size)
-            return _unpack(v.mv_data, v.mv_size)
+                return kb, vb
+            return kb if keys else vb
         finally:
             self._busy -= 1
             env._active -= 1
@@ -1580,16 +1636,36 @@ class Cursor:
             else:
                 txn._busy -= 1
 
+    # key()/value()/item() answer from the cursor's cache when they can: _current reads
+    # the record with GET_CURRENT once after a move and keeps the bytes it returned;
+    # they stay the answer until the cursor moves (every move sets _cgen to -1) or its
+    # txn's _wgen changes: any write in the txn or a child (the hot writes bump it only
+    # while txn._cached says some cursor cached a record since the last bump), a child's
+    # begin and end, the txn's end, close(), fork.  Read-only txns never change.  A
+    # repeated GET_CURRENT has no effect the cache could miss: it clears the engine's
+    # "deleted under the cursor" flag, which only a write sets.  buffers=True values are
+    # not kept (each call gets fresh views; the caller may release them), only the
+    # record's address.
     def key(self) -> Any:
         """Key of the current record (b'' if unpositioned)."""
+        k = self._ckey
+        if k is not None and self._cgen == self._cutxn._wgen:
+            return k
         return self._current(True, False)
 
     def value(self) -> Any:
         """Value of the current record (b'' if unpositioned)."""
+        v = self._cval
+        if v is not None and self._cgen == self._cutxn._wgen:
+            return v
         return self._current(False, True)
 
     def item(self) -> tuple[Any, Any]:
         """The current record as (key, value)."""
+        k = self._ckey
+        v = self._cval
+        if k is not None and v is not None and self._cgen == self._cutxn._wgen:
+            return k, v
         return self._current(True, True)
 
     def _item(self, keys: bool, values: bool) -> Any:
@@ -1684,6 +1760,7 @@ class Cursor:
                 v, vl = _inbuf(value, "value")
             kv = self._k
             vv = self._v
+            self._cgen = -1
             rc = _lib_cursor_get(self._cur, op, k, kl, v, vl, kv, vv)
             if rc:
                 if rc != _NOTFOUND:
@@ -1781,7 +1858,11 @@ class Cursor:
         k, kl = _inbuf(key, "key")
         v, vl = _inbuf(value, "value")
         # mdbpy_cursor_put checks the key and value sizes first (MDBPY_BADKEY/BADVAL)
+        self._cgen = -1
         rc = _lib_cursor_put(self._cur, k, kl, v, vl, flags)
+        txn = self._cutxn
+        if txn._cached or txn._parent is not None:
+            _wrote(txn)
         if rc == 0:
             self._positioned = True
             self._refresh()
@@ -1832,6 +1913,7 @@ class Cursor:
             old = _unpack(self._v.mv_data, self._v.mv_size)
             if self._db._flags & lib.MDB_DUPSORT:
                 rc = lib.mdb_cursor_del(self._cur, lib.MDB_NODUPDATA)
+                _wrote(self._cutxn)
                 if rc:
                     _raise("mdb_cursor_del", rc)
         self._put(key, value, 0)
@@ -1846,6 +1928,7 @@ class Cursor:
         old = _unpack(self._v.mv_data, self._v.mv_size)
         flags = lib.MDB_NODUPDATA if self._db._flags & lib.MDB_DUPSORT else 0
         rc = lib.mdb_cursor_del(self._cur, flags)
+        _wrote(self._cutxn)
         if rc:
             _raise("mdb_cursor_del", rc)
         self._refresh()
@@ -1859,6 +1942,7 @@ class Cursor:
             return False
         flags = lib.MDB_NODUPDATA if dupdata and self._db._flags & lib.MDB_DUPSORT else 0
         rc = lib.mdb_cursor_del(self._cur, flags)
+        _wrote(self._cutxn)
         if rc:
             _raise("mdb_cursor_del", rc)
         self._refresh()
@@ -1869,6 +1953,7 @@ class Cursor:
         """Number of values of the current key (dupsort only)."""
         self._check()
         p = ffi.new("size_t *")
+        self._cgen = -1  # (it may set up the engine's duplicate cursor)
         rc = lib.mdb_cursor_count(self._cur, p)
         if rc:
             _raise("mdb_cursor_count", rc)
@@ -1878,6 +1963,7 @@ class Cursor:
     def _fetch(self, bb: _BatchBuf, op: int, size: int, keys: bool, values: bool) -> _Batch | None:
         """Read up to size records ahead with op (inside _enter/_leave); None at the end."""
         ints = bb.ints
+        self._cgen = -1
         flen = _lib_cursor_batch(
             self._cur, op, size, bb.buf, _BATCH_BYTES, bb.fmt, bb.big, ints, bb.rcp
         )
@@ -2067,6 +2153,7 @@ def _steps(
                     if st.rc != _NOTFOUND:
                         _raise("mdb_cursor_get", st.rc)
                     cur._positioned = False
+                    cur._cgen = -1
                 finally:
                     cur._leave()
                 break
