@@ -143,16 +143,18 @@ static int rebalance(MDB_cursor *mc, int lvl)
             return 0;
         page *parent = mc->pg[lvl - 1];
         unsigned pi = mc->ki[lvl - 1], pnk = PG_NKEYS(parent);
-        if (pnk < 2) {
-            if (nk == 0) { /* lone empty child: drop it, the parent empties too */
-                count_page_gone(mc->db, p);
-                if ((rc = page_free(txn, p->pgno, 1)) != 0)
-                    return rc;
-                page_del_node(parent, pi, psize);
-                continue;
-            }
-            return 0;
+        if (nk == 0) {
+            /* An empty page leaves its parent outright, whatever its siblings hold: a
+             * merge could fail for want of room in the sibling and leave an empty branch
+             * in the tree, which no search can pass through.  The parent may empty too. */
+            count_page_gone(mc->db, p);
+            if ((rc = page_free(txn, p->pgno, 1)) != 0)
+                return rc;
+            branch_remove(parent, pi, psize);
+            continue;
         }
+        if (pnk < 2)
+            return 0;
         int left = pi > 0;
         unsigned si = left ? pi - 1 : pi + 1;
         page *sib;
