@@ -56,7 +56,8 @@ static int branch_set_key(page *p, unsigned i, const MDB_val *key, unsigned psiz
     if (newsz > oldsz && PG_ROOM(p) < newsz - oldsz)
         return MDB_PAGE_FULL;
     uint8_t kb[MDB_MAXKEYSIZE_DEFAULT];
-    memcpy(kb, key->mv_data, key->mv_size);
+    if (key->mv_size) /* the empty key of slot 0 has no bytes (and may have no pointer) */
+        memcpy(kb, key->mv_data, key->mv_size);
     MDB_val k = {key->mv_size, kb};
     pgno_t child = node_child(n);
     page_del_node(p, i, psize);

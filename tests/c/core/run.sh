@@ -23,7 +23,7 @@ else
   CFLAGS="-O1 -g -Wall -Wextra -Isrc/mdbcore"
   LIBS="build/libmdbcore.a -pthread"
 fi
-for t in test_btree test_cursors test_dupcursors test_spill test_api test_steady test_gen_writer test_corrupt test_dead_writer test_ioerr test_threads test_nested test_regress dump_tool check_tool; do
+for t in test_btree test_cursors test_dupcursors test_spill test_bulk test_api test_steady test_gen_writer test_corrupt test_dead_writer test_ioerr test_threads test_nested test_regress dump_tool check_tool; do
   cc $CFLAGS -o "$OUT/$t" "tests/c/core/$t.c" $LIBS
 done
 OPS=30000; SEEDS="1 2 3 4"
@@ -40,6 +40,14 @@ done
 "$OUT/test_dupcursors" "$WORK/dupcur" 1 20000
 "$OUT/test_api" "$WORK/api"
 "$OUT/test_spill" "$WORK/spill"
+BULK_SEEDS=$(seq 1 30)
+[ $ASAN = 1 ] && BULK_SEEDS=$(seq 1 8)
+[ $QUICK = 1 ] && BULK_SEEDS="1 2 3 4"
+for s in $BULK_SEEDS; do
+  rm -rf "$WORK/bulk"
+  "$OUT/test_bulk" "$WORK/bulk" "$s" > "$WORK/bulk.txt"
+done
+echo "test_bulk: seeds $(echo $BULK_SEEDS | tr '\n' ' ')clean"
 # past LMDB's real dirty-list size (about 600 MB written); not under ASan, for time
 [ $ASAN = 1 ] || [ $QUICK = 1 ] || "$OUT/test_spill" "$WORK/spill" big
 "$OUT/test_regress" "$WORK/regress"
