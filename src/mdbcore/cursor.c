@@ -395,6 +395,8 @@ static int go_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
     }
     if (op == MDB_GET_BOTH || op == MDB_GET_BOTH_RANGE)
         return match_data(mc, data, op); /* the caller's key is left alone, as in LMDB */
+    if (!mc->xcursor && !(mc->flags & C_SUB) && !(mc->pg[mc->top]->flags & P_LEAF2))
+        return fetch_plain(mc, op == MDB_SET ? NULL : key, data);
     if ((rc = cursor_enter(mc, 0)) != 0)
         return rc;
     if (op == MDB_SET)

@@ -164,13 +164,22 @@ int leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
     page *p = mc->pg[mc->top];
     MDB_cmp_func *cmp = cursor_cmp(mc);
     unsigned lo = 0, hi = PG_NKEYS(p);
+    /* leaf_key's work, with the per-page parts taken out of the loop */
+    int packed = (p->flags & P_LEAF2) != 0;
+    size_t limit = (p == mc->inline_root) ? mc->inline_size : mc->txn->env->psize;
     *exact = 0;
     while (lo < hi) {
         unsigned mid = lo + (hi - lo) / 2;
         MDB_val k;
-        int rc = leaf_key(mc, p, mid, &k);
-        if (rc)
-            return rc;
+        if (packed) {
+            k.mv_size = p->leaf2_ksize;
+            k.mv_data = (uint8_t *)p + PAGEHDRSZ + (size_t)mid * p->leaf2_ksize;
+        } else {
+            int rc = node_check_in(p, mid, limit);
+            if (rc)
+                return rc;
+            node_key(PG_NODE(p, mid), &k);
+        }
         int c = cmp_keys(cmp, key, &k);
         if (c == 0) {
             *exact = 1;
