@@ -104,15 +104,14 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
     if (flags & ~(MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_CURRENT | MDB_RESERVE | MDB_APPEND |
                   MDB_APPENDDUP | MDB_MULTIPLE))
         return EINVAL;
+    /* MULTIPLE makes room value by value, below */
+    if (!(flags & MDB_MULTIPLE) && (rc = spill_before_write(c, key, data)) != 0)
+        return api_poison(txn, rc);
     if (!c->xcursor) {
         if (flags & MDB_MULTIPLE)
             return MDB_INCOMPATIBLE;
-        if ((rc = spill_before_write(c, key, data)) != 0)
-            return api_poison(txn, rc);
         return api_poison(txn, tree_put(c, key, data, flags & ~(MDB_NODUPDATA | MDB_APPENDDUP)));
     }
-    if (!(flags & MDB_MULTIPLE) && (rc = spill_before_write(c, key, data)) != 0)
-        return api_poison(txn, rc);
     if (flags & MDB_CURRENT)
         return api_poison(txn, dup_put_current(c, key, data));
     if (flags & MDB_MULTIPLE) {

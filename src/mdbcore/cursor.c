@@ -181,8 +181,15 @@ static int fetch(MDB_cursor *mc, MDB_val *key, MDB_val *data)
     return node_read(mc, n, data);
 }
 
-/* fetch for the common case -- an initialised main cursor on a DB without duplicates, on
- * a node page -- with the same checks and none twice: scans take this path per item. */
+/* The common case fetch_plain serves: a main cursor on a DB without duplicates, on a
+ * node page. */
+static inline int plain_item(const MDB_cursor *mc)
+{
+    return !mc->xcursor && !(mc->flags & C_SUB) && !(mc->pg[mc->top]->flags & P_LEAF2);
+}
+
+/* fetch for an initialised cursor in plain_item's case, with the same checks and none
+ * twice: scans and seeks take this path per item. */
 static inline int fetch_plain(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 {
     page *p = mc->pg[mc->top];
@@ -237,13 +244,10 @@ static int go_next(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
 {
     /* A scan's usual step: plain cursor, no pending delete or end mark, next item on the
      * same page.  Exactly what the general path below does in that state, minus its tests. */
-    if ((mc->flags & (C_INITIALIZED | C_EOF | C_DEL | C_SUB)) == C_INITIALIZED &&
-        !mc->xcursor && op == MDB_NEXT) {
-        page *p = mc->pg[mc->top];
-        if ((unsigned)mc->ki[mc->top] + 1 < PG_NKEYS(p) && !(p->flags & P_LEAF2)) {
-            mc->ki[mc->top]++;
-            return fetch_plain(mc, key, data);
-        }
+    if ((mc->flags & (C_INITIALIZED | C_EOF | C_DEL)) == C_INITIALIZED && op == MDB_NEXT &&
+        plain_item(mc) && (unsigned)mc->ki[mc->top] + 1 < PG_NKEYS(mc->pg[mc->top])) {
+        mc->ki[mc->top]++;
+        return fetch_plain(mc, key, data);
     }
     if (!(mc->flags & C_INITIALIZED))
         return go_first(mc, key, data);
@@ -288,7 +292,7 @@ static int go_next(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
     if (rc)
         return rc;
 arrived:
-    if (!mc->xcursor && !(mc->flags & C_SUB) && !(mc->pg[mc->top]->flags & P_LEAF2))
+    if (plain_item(mc))
         return fetch_plain(mc, key, data);
     if ((rc = cursor_enter(mc, 0)) != 0)
         return rc;
@@ -329,7 +333,7 @@ static int go_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
     } else if ((rc = cursor_sibling(mc, 0)) != 0) {
         return rc;
     }
-    if (!mc->xcursor && !(mc->flags & C_SUB) && !(mc->pg[mc->top]->flags & P_LEAF2))
+    if (plain_item(mc))
         return fetch_plain(mc, key, data);
     if ((rc = cursor_enter(mc, 1)) != 0)
         return rc;
@@ -395,7 +399,7 @@ static int go_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
     }
     if (op == MDB_GET_BOTH || op == MDB_GET_BOTH_RANGE)
         return match_data(mc, data, op); /* the caller's key is left alone, as in LMDB */
-    if (!mc->xcursor && !(mc->flags & C_SUB) && !(mc->pg[mc->top]->flags & P_LEAF2))
+    if (plain_item(mc))
         return fetch_plain(mc, op == MDB_SET ? NULL : key, data);
     if ((rc = cursor_enter(mc, 0)) != 0)
         return rc;

@@ -95,6 +95,12 @@ static void index_remove(MDB_txn *txn, pgno_t pgno)
     ix[i].pg = NULL;
 }
 
+static void index_drop(MDB_txn *txn)
+{
+    free(txn->dirty_index);
+    txn->dirty_index = NULL;
+}
+
 page *dirty_find(MDB_txn *txn, pgno_t pgno)
 {
     const dirty_entry *ix = txn->dirty_index;
@@ -213,8 +219,7 @@ void dirty_release_all(MDB_txn *txn)
     for (size_t i = 1; i <= DL_COUNT(txn); i++)
         page_release(txn->env, txn->dirty[i].pg);
     DL_COUNT(txn) = 0;
-    free(txn->dirty_index);
-    txn->dirty_index = NULL;
+    index_drop(txn);
     if (txn->spill_pgs)
         txn->spill_pgs[0] = 0;
     txn->loose_pgs = NULL;
@@ -234,24 +239,21 @@ int dirty_forget(MDB_txn *txn, const dirty_entry *gone, size_t n)
     }
     DL_COUNT(txn) = w - 1;
     /* rebuilt rather than n deletions: spilling is rare and takes thousands at once */
-    free(txn->dirty_index);
-    txn->dirty_index = NULL;
+    index_drop(txn);
     return g == n ? index_reserve(txn, DL_COUNT(txn)) : CORRUPT_AT(gone[g].pgno);
 }
 
 void dirty_disown(MDB_txn *txn)
 {
     DL_COUNT(txn) = 0;
-    free(txn->dirty_index);
-    txn->dirty_index = NULL;
+    index_drop(txn);
 }
 
 void dirty_list_free(MDB_txn *txn)
 {
     free(txn->dirty);
     txn->dirty = NULL;
-    free(txn->dirty_index);
-    txn->dirty_index = NULL;
+    index_drop(txn);
     idl_free(txn->spill_pgs);
     txn->spill_pgs = NULL;
 }

@@ -88,7 +88,9 @@ static int branch_pick(MDB_cursor *mc, page *p, const MDB_val *key, unsigned *ou
     return 0;
 }
 
-int leaf_key(const MDB_cursor *mc, const page *p, unsigned i, MDB_val *k)
+/* Key i of leaf page p whose nodes must end within `limit` bytes (the page size, or a
+ * sub-page's size). */
+static inline int key_at(const page *p, unsigned i, size_t limit, MDB_val *k)
 {
     if (p->flags & P_LEAF2) {
         /* packed fixed-size keys; the page was bounds-checked when it was fetched */
@@ -96,12 +98,21 @@ int leaf_key(const MDB_cursor *mc, const page *p, unsigned i, MDB_val *k)
         k->mv_data = (uint8_t *)p + PAGEHDRSZ + (size_t)i * p->leaf2_ksize;
         return 0;
     }
-    size_t limit = (p == mc->inline_root) ? mc->inline_size : mc->txn->env->psize;
     int rc = node_check_in(p, i, limit);
     if (rc)
         return rc;
     node_key(PG_NODE(p, i), k);
     return 0;
+}
+
+static inline size_t leaf_limit(const MDB_cursor *mc, const page *p)
+{
+    return (p == mc->inline_root) ? mc->inline_size : mc->txn->env->psize;
+}
+
+int leaf_key(const MDB_cursor *mc, const page *p, unsigned i, MDB_val *k)
+{
+    return key_at(p, i, leaf_limit(mc, p), k);
 }
 
 int tree_descend(MDB_cursor *mc, const MDB_val *key, int mode)
@@ -164,22 +175,14 @@ int leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
     page *p = mc->pg[mc->top];
     MDB_cmp_func *cmp = cursor_cmp(mc);
     unsigned lo = 0, hi = PG_NKEYS(p);
-    /* leaf_key's work, with the per-page parts taken out of the loop */
-    int packed = (p->flags & P_LEAF2) != 0;
-    size_t limit = (p == mc->inline_root) ? mc->inline_size : mc->txn->env->psize;
+    size_t limit = leaf_limit(mc, p); /* once per page, not per probe */
     *exact = 0;
     while (lo < hi) {
         unsigned mid = lo + (hi - lo) / 2;
         MDB_val k;
-        if (packed) {
-            k.mv_size = p->leaf2_ksize;
-            k.mv_data = (uint8_t *)p + PAGEHDRSZ + (size_t)mid * p->leaf2_ksize;
-        } else {
-            int rc = node_check_in(p, mid, limit);
-            if (rc)
-                return rc;
-            node_key(PG_NODE(p, mid), &k);
-        }
+        int rc = key_at(p, mid, limit, &k);
+        if (rc)
+            return rc;
         int c = cmp_keys(cmp, key, &k);
         if (c == 0) {
             *exact = 1;
