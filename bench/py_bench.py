@@ -31,6 +31,8 @@ import tempfile
 import time
 from typing import Any, Callable
 
+from benchlib import ratio_summary  # bench/ is the script's directory, first on sys.path
+
 
 def impls(names: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
@@ -167,8 +169,7 @@ def main() -> int:
         if base:
             for n in others:
                 ratios = [a[op] / b[op] for a, b in zip(runs[n], runs[base])]
-                spread = f"{statistics.median(ratios):.2f} ({min(ratios):.2f}..{max(ratios):.2f})"
-                line += f"{spread:>38}"
+                line += f"{ratio_summary(ratios):>38}"
         print(line)
     return 0
 

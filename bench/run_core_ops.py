@@ -86,18 +86,28 @@ def callgrind(exe, n, seed):
     return per_op
 
 
-def main_callgrind(a, libs, exes):
-    res = {lib: callgrind(exes[lib][0], a.n, a.seed) for lib in libs}
-    print(f"\n{a.n} keys; instructions per operation (callgrind, one run each)")
+def print_table(title, libs, ops, cell, ratio_head, ratio):
+    """One row per operation: cell(lib, op) per library, then ratio(op) if two libraries."""
+    print(f"\n{title}")
     hdr = f"{'operation':<16}" + "".join(f"{lib:>12}" for lib in libs)
     if len(libs) == 2:
-        hdr += f"   {libs[0]}/{libs[1]}"
+        hdr += f"   {libs[0]}/{libs[1]}" + (f" {ratio_head}" if ratio_head else "")
     print(hdr)
-    for op in PHASES:
-        row = f"{op:<16}" + "".join(f"{res[lib][op]:>12.0f}" for lib in libs)
-        if len(libs) == 2:
-            row += f"   {res[libs[0]][op] / res[libs[1]][op]:.2f}"
-        print(row)
+    for op in ops:
+        row = f"{op:<16}" + "".join(f"{cell(lib, op):>12}" for lib in libs)
+        print(row + (f"   {ratio(op)}" if len(libs) == 2 else ""))
+
+
+def main_callgrind(a, libs, exes):
+    res = {lib: callgrind(exes[lib][0], a.n, a.seed) for lib in libs}
+    print_table(
+        f"{a.n} keys; instructions per operation (callgrind, one run each)",
+        libs,
+        PHASES,
+        lambda lib, op: f"{res[lib][op]:.0f}",
+        "",
+        lambda op: f"{res[libs[0]][op] / res[libs[1]][op]:.2f}",
+    )
     return 0
 
 
@@ -133,20 +143,18 @@ def main():
             ),
             flush=True,
         )
-    ops = list(res[libs[0]][0])
-    print(f"\n{a.n} keys of 16 B, values of 100 B; median ops/s of {a.rounds} rounds")
-    hdr = f"{'operation':<16}" + "".join(f"{lib:>12}" for lib in libs)
-    if len(libs) == 2:
-        hdr += f"   {libs[0]}/{libs[1]} median (min..max)"
-    print(hdr)
-    for op in ops:
-        row = f"{op:<16}" + "".join(
-            f"{statistics.median(r[op] for r in res[lib]) / 1e6:>11.2f}M" for lib in libs
-        )
-        if len(libs) == 2:
-            ratios = [x[op] / y[op] for x, y in zip(res[libs[0]], res[libs[1]])]
-            row += "   " + ratio_summary(ratios)
-        print(row)
+
+    def ratios(op):
+        return ratio_summary([x[op] / y[op] for x, y in zip(res[libs[0]], res[libs[1]])])
+
+    print_table(
+        f"{a.n} keys of 16 B, values of 100 B; median ops/s of {a.rounds} rounds",
+        libs,
+        list(res[libs[0]][0]),
+        lambda lib, op: f"{statistics.median(r[op] for r in res[lib]) / 1e6:.2f}M",
+        "median (min..max)",
+        ratios,
+    )
     return 0
 
 

@@ -97,6 +97,21 @@ def probe(module):
     return dup, nested
 
 
+# cursor moves the state machine draws: on any DB, and on DUPSORT DBs only
+KEY_OPS = ["first", "last", "set_key", "set_range", "next", "prev"]
+DUP_OPS = [
+    "first_dup",
+    "last_dup",
+    "next_dup",
+    "prev_dup",
+    "next_nodup",
+    "prev_nodup",
+    "set_key_dup",
+    "set_range_dup",
+    "count",
+]
+
+
 class EnvMachine(RuleBasedStateMachine):
     module = mdb
     dup = nested = False
@@ -303,25 +318,7 @@ class EnvMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.stack)
     @rule(
         data=st.data(),
-        op=st.sampled_from(
-            [
-                "first",
-                "last",
-                "set_key",
-                "set_range",
-                "next",
-                "prev",
-                "first_dup",
-                "last_dup",
-                "next_dup",
-                "prev_dup",
-                "next_nodup",
-                "prev_nodup",
-                "set_key_dup",
-                "set_range_dup",
-                "count",
-            ]
-        ),
+        op=st.sampled_from(KEY_OPS + DUP_OPS),
     )
     def cursor_move(self, data, op):
         self.step()
@@ -330,17 +327,7 @@ class EnvMachine(RuleBasedStateMachine):
         ent = self._cursor(name)
         c, pos = ent
         ps = mdl.pairs()
-        dup_op = op in (
-            "first_dup",
-            "last_dup",
-            "next_dup",
-            "prev_dup",
-            "next_nodup",
-            "prev_nodup",
-            "set_key_dup",
-            "set_range_dup",
-            "count",
-        )
+        dup_op = op in DUP_OPS
         if dup_op and not mdl.dupsort:
             return
         relative = op in (

@@ -172,6 +172,16 @@ static void env_clean(MDB_env *env, const char *when)
     mdbcore_check_report_free(&rep);
 }
 
+/* What a new reader sees equals the model, and the checker finds the file sound. */
+static void committed_state_is(const env_set *e, const model *m, const char *what)
+{
+    MDB_txn *r;
+    CHECK(mdb_txn_begin(e->env, NULL, MDB_RDONLY, &r));
+    verify(r, e->plain, e->dups, m, what);
+    mdb_txn_abort(r);
+    env_clean(e->env, what);
+}
+
 /* One random write.  Parked keys (plain 0, dup key 0 / dup 0) are never deleted. */
 static void one_write(MDB_txn *txn, const env_set *e, model *m)
 {
@@ -305,10 +315,7 @@ static void big_txn(const env_set *e, model *m, int ops, int commit, const char 
     }
     verify(reader, e->plain, e->dups, before, "reader from before, after the end");
     mdb_txn_abort(reader);
-    CHECK(mdb_txn_begin(e->env, NULL, MDB_RDONLY, &reader));
-    verify(reader, e->plain, e->dups, m, commit ? "after commit" : "after abort");
-    mdb_txn_abort(reader);
-    env_clean(e->env, what);
+    committed_state_is(e, m, commit ? "after commit" : "after abort");
     printf("  %s: %d writes, %llu pages spilled\n", what, ops, (unsigned long long)spilled);
     free(before);
 }
@@ -338,11 +345,7 @@ static void nested(const env_set *e, model *m)
         one_write(parent, e, m);
     verify(parent, e->plain, e->dups, m, "parent after child commit");
     CHECK(mdb_txn_commit(parent));
-    MDB_txn *r;
-    CHECK(mdb_txn_begin(e->env, NULL, MDB_RDONLY, &r));
-    verify(r, e->plain, e->dups, m, "after nested commit");
-    mdb_txn_abort(r);
-    env_clean(e->env, "nested");
+    committed_state_is(e, m, "after nested commit");
     free(keep);
     printf("  nested: parent spilled, child aborted then committed\n");
 }
@@ -367,11 +370,7 @@ static void killed(const char *dir, model *m, unsigned flags)
     if (!WIFEXITED(st) || WEXITSTATUS(st))
         FAIL("killed writer: child status %d (3 = it never spilled)", st);
     env_set e = open_env(dir, flags, 1);
-    MDB_txn *r;
-    CHECK(mdb_txn_begin(e.env, NULL, MDB_RDONLY, &r));
-    verify(r, e.plain, e.dups, m, "after a writer died mid-txn");
-    mdb_txn_abort(r);
-    env_clean(e.env, "killed writer");
+    committed_state_is(&e, m, "after a writer died mid-txn");
     big_txn(&e, m, 3000, 1, "commit after the dead writer");
     mdb_env_close(e.env);
     printf("  killed writer: previous snapshot intact\n");
@@ -422,11 +421,7 @@ static void failed_spill(const env_set *e, model *m)
     MDB_val key = {8, kb}, v = {3, "abc"};
     if (mdb_put(txn, e->plain, &key, &v, 0) == 0 || mdb_txn_commit(txn) == 0)
         FAIL("failed spill: the txn went on after a failed write");
-    MDB_txn *r;
-    CHECK(mdb_txn_begin(e->env, NULL, MDB_RDONLY, &r));
-    verify(r, e->plain, e->dups, m, "after a failed spill");
-    mdb_txn_abort(r);
-    env_clean(e->env, "failed spill");
+    committed_state_is(e, m, "after a failed spill");
     free(scratch);
     printf("  failed spill write: EIO from the put, txn refused to go on, snapshot intact\n");
 }
