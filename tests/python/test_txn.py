@@ -29,6 +29,25 @@ def test_replace_pop(env):
         assert t.pop(b"k") is None
 
 
+def test_pop_on_dupsort_takes_only_the_first_value(env):
+    # py-lmdb's contract; deleting every value of the key would lose data silently.
+    db = env.open_db(b"dups", dupsort=True)
+    with env.begin(write=True, db=db) as t:
+        for v in (b"a", b"b", b"c"):
+            t.put(b"k", v)
+        t.put(b"z", b"1")
+        assert t.pop(b"k") == b"a"
+        c = t.cursor()
+        assert c.set_key(b"k")
+        assert list(c.iternext_dup(keys=False)) == [b"b", b"c"]
+        assert c.pop(b"k") == b"b"
+        assert c.pop(b"missing") is None
+    with env.begin(db=db) as t:
+        c = t.cursor()
+        assert c.set_key(b"k") and list(c.iternext_dup(keys=False)) == [b"c"]
+        assert t.get(b"z") == b"1"
+
+
 def test_append(env):
     with env.begin(write=True) as t:
         assert t.put(b"b", b"1", append=True)

@@ -695,7 +695,8 @@ static PyObject *cur_pop(CursorObject *self, PyObject *key)
     PyObject *old = copy_val(&self->val);
     if (!old)
         return NULL;
-    int rc = mdb_cursor_del(self->cur, (self->db->flags & MDB_DUPSORT) ? MDB_NODUPDATA : 0);
+    /* py-lmdb's contract: on a DUPSORT database only the first value of the key goes. */
+    int rc = mdb_cursor_del(self->cur, 0);
     if (rc) {
         Py_DECREF(old);
         return err_set("mdb_cursor_del", rc);

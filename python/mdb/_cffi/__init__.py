@@ -1926,8 +1926,8 @@ class Cursor:
         if not self._set_key(key):
             return None
         old = _unpack(self._v.mv_data, self._v.mv_size)
-        flags = lib.MDB_NODUPDATA if self._db._flags & lib.MDB_DUPSORT else 0
-        rc = lib.mdb_cursor_del(self._cur, flags)
+        # py-lmdb's contract: on a DUPSORT database only the first value of the key goes.
+        rc = lib.mdb_cursor_del(self._cur, 0)
         _wrote(self._cutxn)
         if rc:
             _raise("mdb_cursor_del", rc)
