@@ -265,6 +265,9 @@ int track_restore_one(MDB_cursor *c);
 
 /* ============================== L6: txn, dbi, env ================================== */
 int txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **out);
+/* A read txn with a reader slot of its own (released at abort), usable while the calling
+ * thread holds another read txn on the env (readers_info.c). */
+int txn_begin_own_slot(MDB_env *env, MDB_txn **out);
 int txn_renew(MDB_txn *txn);
 void txn_reset(MDB_txn *txn);
 void txn_abort(MDB_txn *txn);

@@ -19,7 +19,7 @@ txnid_t freelist_oldest(MDB_txn *txn)
 {
     txnid_t oldest = txn->txnid - 1;
     if (txn->env->lock)
-        oldest = readers_oldest(txn->env->lock, oldest);
+        oldest = readers_oldest_heal(txn->env->lock, txn->env->pid, oldest, &txn->env->heal);
     return oldest;
 }
 

@@ -250,6 +250,7 @@ int mdbcore_snapshot_from_metas(mdbcore_snapshot *in, int which);
  *    a test sets it).  Returns the previous bits.
  * ==================================================================================== */
 #define MDBCORE_MUT_IGNORE_READERS 0x1 /* readers_oldest ignores reader slots */
+#define MDBCORE_MUT_NO_HEAL 0x2        /* the writer does not clear dead readers' slots */
 extern int mdbcore_mutation;
 int mdbcore_set_mutation(int bits);
 
@@ -263,6 +264,35 @@ int mdbcore_set_mutation(int bits);
 int mdbcore_env_set_dirty_limit(MDB_env *env, size_t pages);
 /* Pages (list entries) spilled since the env was created. */
 uint64_t mdbcore_env_spilled_pages(MDB_env *env);
+
+/* ====================================================================================
+ * 5. Readers that heal (readers.c, readers_info.c).  A write txn that finds the oldest
+ *    snapshot held by another process tests whether that process is alive (the test of
+ *    mdb_reader_check) and clears its slots if it died; a process found alive is tested
+ *    again at most once a second.  These calls make long readers visible.
+ * ==================================================================================== */
+typedef struct mdbcore_reader_info {
+    uint32_t pid;
+    uint64_t tid;
+    txnid_t txnid;       /* the snapshot's txnid, (txnid_t)-1 when the slot is idle */
+    uint64_t age;        /* txns committed since that snapshot (0 when idle) */
+    uint64_t pages_held; /* pages freed since that snapshot that a writer cannot reuse while
+                            it lives (free-list records txnid..last_txnid-1; 0 when idle) */
+} mdbcore_reader_info;
+/* The slots in use, in table order: up to `max` into out[], and their number into *count
+ * (which may exceed max).  pages_held needs a look at the free list in a read txn:
+ *  - flags 0: in a txn with a slot of its own, so it works while the calling thread holds
+ *    a read txn (that slot may raise the table's high-water mark, me_numreaders, by one);
+ *  - MDBCORE_RINFO_THREAD_SLOT: in the calling thread's own slot, as mdb_txn_begin; if the
+ *    thread holds a read txn already, pages_held is left at UINT64_MAX (unknown);
+ *  - MDBCORE_RINFO_NO_PAGES: not at all (pages_held = UINT64_MAX), no txn taken.
+ * 0 or an error code. */
+#define MDBCORE_RINFO_THREAD_SLOT 0x1u
+#define MDBCORE_RINFO_NO_PAGES 0x2u
+int mdbcore_reader_info_list(MDB_env *env, mdbcore_reader_info *out, size_t max,
+                             size_t *count, unsigned flags);
+/* Slots of dead processes cleared by this env's writers, and liveness tests they made. */
+uint64_t mdbcore_env_healed_readers(MDB_env *env, uint64_t *checks);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,7 @@
 
 #include "format.h"
 #include "lmdb.h"
+#include "readers.h"
 
 typedef page_header page;
 
@@ -199,6 +200,8 @@ struct MDB_env {
      * each begin when there are thousands of databases. */
     MDB_txn *rtxn_cache;
     unsigned rtxn_cached;
+    /* Dead-reader healing by the writer (readers.c via freelist.c), under the writer mutex. */
+    readers_heal_state heal;
 };
 
 #endif

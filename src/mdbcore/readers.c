@@ -10,6 +10,11 @@
  * reader scan and the reader list read the slots without a lock: a slot seen half-updated
  * can only make a page look in use a little longer.
  *
+ * Healing: a writer that finds the oldest snapshot held by another process tests that
+ * process's liveness (below) and clears its slots if it died, so a killed reader does not
+ * pin freed pages until someone calls mdb_reader_check.  A process found alive is not
+ * tested again for READERS_HEAL_INTERVAL_MS.
+ *
  * Liveness: every process that reads holds an fcntl write lock on the lock-file byte at
  * offset = its pid (readers_pidlock).  F_GETLK on that byte from another process tells
  * whether the owner is still alive; the kernel drops the lock when the process dies.
@@ -18,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "readers.h"
 #include "mdbcore.h"
@@ -48,6 +54,36 @@ static int rd_pid_alive(const lock_region *lr, uint32_t pid, int *err)
         return 1; /* when in doubt, keep the slot */
     }
     return locked;
+}
+
+/* Clear every slot of the dead process `pid`.  Unless the caller holds the table mutex,
+ * take it and test the pid again first (it may have been reused meanwhile).  Returns the
+ * number of slots cleared (0 if the pid turned out alive) or a negative errno. */
+static int rd_clear_pid(lock_region *lr, uint32_t pid, int have_mutex)
+{
+    int err = 0;
+    if (!have_mutex) {
+        int od = 0;
+        int rc = lockfile_table_lock(lr, &od);
+        if (rc)
+            return -rc;
+        if (rd_pid_alive(lr, pid, &err)) {
+            lockfile_table_unlock(lr);
+            return err ? -err : 0;
+        }
+    }
+    int cleared = 0;
+    unsigned n = rd_count(lr);
+    for (unsigned j = 0; j < n; j++) {
+        if (lr->slots[j].pid == pid) {
+            lr->slots[j].txnid = IDLE_TXNID;
+            __atomic_store_n(&lr->slots[j].pid, 0, __ATOMIC_RELEASE);
+            cleared++;
+        }
+    }
+    if (!have_mutex)
+        lockfile_table_unlock(lr);
+    return cleared;
 }
 
 /* The sweep proper.  `have_mutex`: the caller already holds the table mutex. */
@@ -82,34 +118,12 @@ static int rd_check(lock_region *lr, pid_t self, int have_mutex, int *dead)
             }
             continue;
         }
-        /* Dead: clear its slots under the table mutex. */
-        int locked_here = 0;
-        if (!have_mutex) {
-            int od = 0;
-            rc = lockfile_table_lock(lr, &od);
-            if (rc)
-                break;
-            locked_here = 1;
-            /* The pid may have been reused by a new process meanwhile: look again. */
-            if (rd_pid_alive(lr, pid, &err)) {
-                lockfile_table_unlock(lr);
-                if (err) {
-                    rc = err;
-                    break;
-                }
-                continue;
-            }
+        int c = rd_clear_pid(lr, pid, have_mutex);
+        if (c < 0) {
+            rc = -c;
+            break;
         }
-        unsigned n2 = rd_count(lr);
-        for (unsigned j = i; j < n2; j++) {
-            if (lr->slots[j].pid == pid) {
-                lr->slots[j].txnid = IDLE_TXNID;
-                __atomic_store_n(&lr->slots[j].pid, 0, __ATOMIC_RELEASE);
-                cleared++;
-            }
-        }
-        if (locked_here)
-            lockfile_table_unlock(lr);
+        cleared += c;
     }
     free(seen);
     if (dead)
@@ -171,17 +185,82 @@ int mdbcore_set_mutation(int bits)
     return old;
 }
 
-txnid_t readers_oldest(const lock_region *lr, txnid_t upper)
+/* The oldest snapshot held by a slot (txnid < upper), its slot index in *at (-1: none). */
+static txnid_t rd_oldest_at(const lock_region *lr, txnid_t upper, int *at)
 {
     txnid_t oldest = upper;
-    if (!lr || (mdbcore_mutation & MDBCORE_MUT_IGNORE_READERS))
-        return oldest;
+    *at = -1;
     for (unsigned i = rd_count(lr); i-- > 0;) {
         if (__atomic_load_n(&lr->slots[i].pid, __ATOMIC_ACQUIRE)) {
             txnid_t t = lr->slots[i].txnid;
-            if (t < oldest)
+            if (t < oldest) {
                 oldest = t;
+                *at = (int)i;
+            }
         }
+    }
+    return oldest;
+}
+
+txnid_t readers_oldest(const lock_region *lr, txnid_t upper)
+{
+    if (!lr || (mdbcore_mutation & MDBCORE_MUT_IGNORE_READERS))
+        return upper;
+    int at;
+    return rd_oldest_at(lr, upper, &at);
+}
+
+static uint64_t rd_now_ms(void)
+{
+    struct timespec ts;
+#ifdef CLOCK_MONOTONIC_COARSE
+    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) == 0)
+        return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+#endif
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
+        return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return 0;
+}
+
+txnid_t readers_oldest_heal(lock_region *lr, pid_t self, txnid_t upper, readers_heal_state *h)
+{
+    if (!lr || (mdbcore_mutation & MDBCORE_MUT_IGNORE_READERS))
+        return upper;
+    int at;
+    txnid_t oldest = rd_oldest_at(lr, upper, &at);
+    if (mdbcore_mutation & MDBCORE_MUT_NO_HEAL)
+        return oldest;
+    /* Each round clears one dead process; the bound keeps a writer's cost finite even if
+     * the table is full of dead slots (mdb_reader_check clears the rest). */
+    for (int round = 0; round < 8 && at >= 0; round++) {
+        uint32_t pid = __atomic_load_n(&lr->slots[at].pid, __ATOMIC_ACQUIRE);
+        if (pid == 0 || pid == (uint32_t)self)
+            break; /* ours (alive by definition), or freed while we looked */
+        uint64_t now = rd_now_ms();
+        int cached = 0;
+        for (unsigned k = 0; k < READERS_HEAL_CACHE; k++) {
+            if (h->alive[k].pid == pid && now - h->alive[k].at_ms < READERS_HEAL_INTERVAL_MS) {
+                cached = 1;
+                break;
+            }
+        }
+        if (cached)
+            break; /* seen alive lately: a live long reader costs one clock read */
+        int err = 0;
+        h->checks++;
+        if (rd_pid_alive(lr, pid, &err)) {
+            if (!err) {
+                unsigned k = h->next++ % READERS_HEAL_CACHE;
+                h->alive[k].pid = pid;
+                h->alive[k].at_ms = now;
+            }
+            break;
+        }
+        int c = rd_clear_pid(lr, pid, 0);
+        if (c <= 0)
+            break; /* error, or the pid was reused by a live process: keep its slot */
+        h->healed += (uint64_t)c;
+        oldest = rd_oldest_at(lr, upper, &at);
     }
     return oldest;
 }

@@ -43,7 +43,7 @@ static int bind_slot(MDB_txn *txn)
 {
     MDB_env *env = txn->env;
     reader_slot *slot = txn->reader;
-    if (!slot && !(env->flags & MDB_NOTLS))
+    if (!slot && !(env->flags & MDB_NOTLS) && !txn->owns_slot)
         slot = pthread_getspecific(env->reader_key);
     if (!slot) {
         int rc = readers_pidlock(env->lock, env->pid);
@@ -52,7 +52,7 @@ static int bind_slot(MDB_txn *txn)
         rc = readers_acquire(env->lock, env->pid, pthread_self(), &slot);
         if (rc)
             return rc;
-        if (env->flags & MDB_NOTLS) {
+        if ((env->flags & MDB_NOTLS) || txn->owns_slot) {
             txn->owns_slot = 1;
         } else if ((rc = pthread_setspecific(env->reader_key, slot)) != 0) {
             readers_release(slot);
@@ -293,7 +293,8 @@ static void dbis_settle(MDB_txn *txn, int keep)
     pthread_mutex_unlock(&env->dbi_mutex);
 }
 
-int txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **out)
+/* own_slot: a read txn with a slot of its own, as under NOTLS, whatever the thread holds. */
+static int begin_impl(MDB_env *env, MDB_txn *parent, unsigned flags, int own_slot, MDB_txn **out)
 {
     if (env->flags & ENV_FATAL)
         return MDB_PANIC;
@@ -309,6 +310,7 @@ int txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **out)
     txn->env = env;
     txn->dbinfo = env->dbinfo;
     txn->flags = rdonly ? TXN_RDONLY : 0;
+    txn->owns_slot = rdonly && own_slot;
     if (!rdonly) {
         txn->dirty_cap = 1024;
         txn->dirty = malloc(txn->dirty_cap * sizeof(dirty_entry));
@@ -351,6 +353,16 @@ int txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **out)
     }
     *out = txn;
     return 0;
+}
+
+int txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **out)
+{
+    return begin_impl(env, parent, flags, 0, out);
+}
+
+int txn_begin_own_slot(MDB_env *env, MDB_txn **out)
+{
+    return begin_impl(env, NULL, MDB_RDONLY, 1, out);
 }
 
 int txn_renew(MDB_txn *txn)

@@ -72,3 +72,32 @@ def test_dead_reader_cleared(run, full_env: Path) -> None:
     finally:
         keeper.kill()
         keeper.wait()
+
+
+def test_reader_age_and_pages_held(run, full_env: Path) -> None:
+    """With the mdb core, each busy slot shows its snapshot's age and held pages."""
+    from mdb_cli import engine
+
+    eng = engine.get()
+    if not getattr(eng, "backend_features", {}).get("check"):
+        return  # py-lmdb or the system liblmdb: no ages to show
+    p, txnid = _holder(full_env)
+    try:
+        env = eng.open(str(full_env), max_dbs=8)
+        try:
+            for i in range(5):
+                with env.begin(write=True) as t:
+                    t.put(b"age-%d" % i, b"v" * 50)
+        finally:
+            env.close()
+        res = run("readers", str(full_env))
+        assert res.exit_code == 0
+        assert "age(txns)  pages_held" in res.stdout
+        row = [line.split() for line in res.stdout.splitlines() if line.split()[:1] == [str(p.pid)]]
+        assert row and row[0][2] == str(txnid) and row[0][3] == "5" and int(row[0][4]) > 0
+        rows = json.loads(run("readers", "--json", str(full_env)).stdout)["readers"]
+        mine = [r for r in rows if r["pid"] == p.pid]
+        assert mine and mine[0]["age"] == 5 and mine[0]["pages_held"] == int(row[0][4])
+    finally:
+        p.kill()
+        p.wait()

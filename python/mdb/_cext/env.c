@@ -561,12 +561,17 @@ static PyObject *env_info(EnvObject *self, PyObject *unused)
     int rc = mdb_env_info(self->env, &info);
     if (rc)
         return err_set("mdb_env_info", rc);
-    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:I,s:I}", "map_addr",
-                         (Py_ssize_t)(uintptr_t)info.me_mapaddr, "map_size",
-                         (Py_ssize_t)info.me_mapsize, "last_pgno",
-                         (Py_ssize_t)info.me_last_pgno, "last_txnid",
-                         (Py_ssize_t)info.me_last_txnid, "max_readers", info.me_maxreaders,
-                         "num_readers", info.me_numreaders);
+    PyObject *d = Py_BuildValue("{s:n,s:n,s:n,s:n,s:I,s:I}", "map_addr",
+                                (Py_ssize_t)(uintptr_t)info.me_mapaddr, "map_size",
+                                (Py_ssize_t)info.me_mapsize, "last_pgno",
+                                (Py_ssize_t)info.me_last_pgno, "last_txnid",
+                                (Py_ssize_t)info.me_last_txnid, "max_readers",
+                                info.me_maxreaders, "num_readers", info.me_numreaders);
+#if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H)
+    if (d && mdb_core_info_extras(self, d) < 0)
+        Py_CLEAR(d);
+#endif
+    return d;
 }
 
 static PyObject *env_flags(EnvObject *self, PyObject *unused)
@@ -633,11 +638,24 @@ static int reader_cb(const char *msg, void *ctx)
     return r;
 }
 
-static PyObject *env_readers(EnvObject *self, PyObject *unused)
+static PyObject *env_readers(EnvObject *self, FASTARGS)
 {
-    (void)unused;
+    static const char *const names[] = {"detail", NULL};
+    PyObject *a[1] = {Py_False};
+    int detail;
+    if (args_parse("readers", args, nargs, kwnames, names, a) < 0 ||
+        args_bool(a[0], &detail) < 0)
+        return NULL;
     if (env_check(self) < 0)
         return NULL;
+    if (detail) {
+#if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H)
+        return mdb_core_readers_detail(self);
+#else
+        return err_msg("env.readers(detail=True) needs the mdb core "
+                       "(this build links the system liblmdb)");
+#endif
+    }
     PyObject *list = PyList_New(0);
     if (!list)
         return NULL;
@@ -855,8 +873,10 @@ static PyMethodDef env_methods[] = {
      "max_key_size() -> int\n\nLargest key (and dupsort value) size in bytes."},
     {"max_readers", (PyCFunction)env_max_readers, METH_NOARGS,
      "max_readers() -> int\n\nSize of the reader table."},
-    {"readers", (PyCFunction)env_readers, METH_NOARGS,
-     "readers() -> str\n\nThe reader table, as text."},
+    {"readers", (PyCFunction)(void (*)(void))env_readers, METH_FK,
+     "readers(detail=False) -> str | list\n\nThe reader table, as text (mdb_reader_list's), "
+     "or with detail=True a list of dicts: pid, thread, txnid (None when idle), age (txns "
+     "committed since the snapshot) and pages_held (freed pages it keeps from reuse)."},
     {"reader_check", (PyCFunction)env_reader_check, METH_NOARGS,
      "reader_check() -> int\n\nClear stale reader slots; returns how many were cleared."},
     {"check", (PyCFunction)env_check_method, METH_NOARGS,

@@ -637,7 +637,7 @@ class Environment:
         rc = lib.mdb_env_info(self._env, i)
         if rc:
             _raise("mdb_env_info", rc)
-        return {
+        out = {
             "map_addr": int(ffi.cast("uintptr_t", i.me_mapaddr)),
             "map_size": i.me_mapsize,
             "last_pgno": i.me_last_pgno,
@@ -645,6 +645,37 @@ class Environment:
             "max_readers": i.me_maxreaders,
             "num_readers": i.me_numreaders,
         }
+        if HAVE_CHECK:
+            busy = [r for r in self._reader_table(1) if r["txnid"] is not None]
+            out["reader_age"] = max((r["age"] for r in busy), default=0)
+            held = [r["pages_held"] for r in busy]
+            out["pages_held"] = None if None in held else max(held, default=0)
+        return out
+
+    def _reader_table(self, flags: int = 0) -> list[dict[str, Any]]:
+        cap = 16
+        count = ffi.new("size_t *")
+        for _ in range(4):
+            vals = ffi.new("unsigned long long[]", 5 * cap)
+            rc = lib.mdbpy_reader_info(self._env, vals, cap, count, flags)
+            if rc:
+                _raise("mdbcore_reader_info_list", rc)
+            n = int(count[0])
+            if n <= cap:
+                return [
+                    {
+                        "pid": int(vals[5 * k]),
+                        "thread": int(vals[5 * k + 1]),
+                        "txnid": None if vals[5 * k + 2] == 2**64 - 1 else int(vals[5 * k + 2]),
+                        "age": int(vals[5 * k + 3]),
+                        "pages_held": None
+                        if vals[5 * k + 4] == 2**64 - 1
+                        else int(vals[5 * k + 4]),
+                    }
+                    for k in range(n)
+                ]
+            cap = n + 16
+        raise Error("readers(): the reader table kept changing")
 
     @_op
     def flags(self) -> dict[str, bool]:
@@ -694,9 +725,18 @@ class Environment:
         return int(p[0])
 
     @_op
-    def readers(self) -> str:
-        """The reader table, as text."""
+    def readers(self, detail: bool = False) -> Any:
+        """The reader table, as text (mdb_reader_list's), or with detail=True a list of
+        dicts: pid, thread, txnid (None when idle), age (txns committed since the
+        snapshot) and pages_held (freed pages it keeps from reuse)."""
         self._check()
+        if detail:
+            if not HAVE_CHECK:
+                raise Error(
+                    "env.readers(detail=True) needs the mdb core "
+                    "(this build links the system liblmdb)"
+                )
+            return self._reader_table()
         del _reader_lines[:]
         rc = lib.mdb_reader_list(self._env, lib._mdbpy_reader_cb, ffi.NULL)
         text = "".join(_reader_lines)

@@ -208,6 +208,28 @@ void mdbpy_check_free(void *rp)
         free(rp);
     }
 }
+
+/* Reader table with ages (issue 13): 5 numbers per slot in use into vals[5 * max]:
+ * pid, thread, txnid (2^64-1 when idle), age, pages held (2^64-1: unknown).  *count =
+ * slots in use.  flags: MDBCORE_RINFO_*. */
+int mdbpy_reader_info(MDB_env *env, unsigned long long *vals, size_t max, size_t *count,
+                      unsigned flags)
+{
+    mdbcore_reader_info *v = max ? calloc(max, sizeof *v) : NULL;
+    if (max && !v)
+        return ENOMEM;
+    int rc = mdbcore_reader_info_list(env, v, max, count, flags);
+    for (size_t i = 0; !rc && i < max && i < *count; i++) {
+        unsigned long long *o = vals + 5 * i;
+        o[0] = v[i].pid;
+        o[1] = v[i].tid;
+        o[2] = v[i].txnid;
+        o[3] = v[i].age;
+        o[4] = v[i].pages_held;
+    }
+    free(v);
+    return rc;
+}
 #else
 int mdbpy_have_check(void)
 {

@@ -57,4 +57,7 @@ size_t mdbpy_check_ndbs(void *rp);
 void mdbpy_check_db(void *rp, size_t i, const char **name, unsigned long long *vals);
 int mdbpy_check_text(void *rp, MDB_msg_func *func, void *ctx);
 void mdbpy_check_free(void *rp);
+/* Issue 13 extras (our core only). */
+int mdbpy_reader_info(MDB_env *env, unsigned long long *vals, size_t max, size_t *count,
+                      unsigned flags);
 #endif
