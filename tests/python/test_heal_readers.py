@@ -99,7 +99,8 @@ def test_live_reader_kept_and_reported(lm, tmp_path):
         assert row["txnid"] == snap and row["age"] == 50
         assert row["pages_held"] >= 50  # at least the leaf each update replaced
         info = env.info()
-        assert info["reader_age"] == 50 and info["pages_held"] == row["pages_held"]
+        assert info["reader_age"] == 50
+        assert "pages_held" not in info  # info() takes no reader slot to count them
         # the snapshot is intact after the writers passed it
         p.stdin.write("\n")
         p.stdin.flush()

@@ -71,31 +71,20 @@ PyObject *mdb_core_readers_detail(EnvObject *self)
 
 int mdb_core_info_extras(EnvObject *self, PyObject *dict)
 {
+    /* No read txn here: info() must not take a reader slot (that would raise the table's
+     * high-water mark, num_readers).  The pages each reader holds are in readers(detail). */
     size_t n = 0;
-    mdbcore_reader_info *v = reader_table(self, &n, MDBCORE_RINFO_THREAD_SLOT);
+    mdbcore_reader_info *v = reader_table(self, &n, MDBCORE_RINFO_NO_PAGES);
     if (!v)
         return -1;
-    unsigned long long age = 0, held = 0;
-    int unknown = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (v[i].txnid == (txnid_t)-1)
-            continue;
-        if (v[i].age > age)
+    unsigned long long age = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].txnid != (txnid_t)-1 && v[i].age > age)
             age = v[i].age;
-        if (v[i].pages_held == UINT64_MAX)
-            unknown = 1;
-        else if (v[i].pages_held > held)
-            held = v[i].pages_held;
-    }
     PyMem_Free(v);
     PyObject *a = PyLong_FromUnsignedLongLong(age);
-    PyObject *h = unknown ? (Py_INCREF(Py_None), Py_None) : PyLong_FromUnsignedLongLong(held);
-    int rc = (a && h && PyDict_SetItemString(dict, "reader_age", a) == 0 &&
-              PyDict_SetItemString(dict, "pages_held", h) == 0)
-                 ? 0
-                 : -1;
+    int rc = (a && PyDict_SetItemString(dict, "reader_age", a) == 0) ? 0 : -1;
     Py_XDECREF(a);
-    Py_XDECREF(h);
     return rc;
 }
 #endif

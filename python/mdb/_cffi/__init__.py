@@ -646,10 +646,10 @@ class Environment:
             "num_readers": i.me_numreaders,
         }
         if HAVE_CHECK:
-            busy = [r for r in self._reader_table(1) if r["txnid"] is not None]
+            # no read txn (flag 2): info() must not take a reader slot; the pages each
+            # reader holds back are in readers(detail=True)
+            busy = [r for r in self._reader_table(2) if r["txnid"] is not None]
             out["reader_age"] = max((r["age"] for r in busy), default=0)
-            held = [r["pages_held"] for r in busy]
-            out["pages_held"] = None if None in held else max(held, default=0)
         return out
 
     def _reader_table(self, flags: int = 0) -> list[dict[str, Any]]:
