@@ -67,8 +67,10 @@ int mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
         return EACCES;
     if (dbi == FREE_DBI)
         return EINVAL;
-    if (key->mv_size == 0 || key->mv_size > txn->env->maxkeysize)
+    if (key->mv_size == 0)
         return MDB_BAD_VALSIZE;
+    if (key->mv_size > txn->env->maxkeysize)
+        return MDB_NOTFOUND; /* no stored key is that long: a miss, as in LMDB */
     if ((rc = spill_before_write(&mc, key, data)) != 0)
         return api_poison(txn, rc);
     int exact;

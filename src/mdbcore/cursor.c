@@ -378,7 +378,10 @@ static int go_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 {
     if (!key)
         return EINVAL;
-    if (key->mv_size == 0 || key->mv_size > mc->txn->env->maxkeysize)
+    /* Only an empty key is refused.  A key longer than any stored key is an ordinary
+     * miss (LMDB answers MDB_NOTFOUND, and SET_RANGE finds the next key), so a program
+     * may look up user-supplied keys without checking their length first. */
+    if (key->mv_size == 0)
         return MDB_BAD_VALSIZE;
     if (mc->xcursor)
         mc->xcursor->mc.flags = C_SUB;

@@ -19,7 +19,12 @@ from hypothesis import strategies as st  # noqa: E402
 
 import mdb  # noqa: E402
 
-KEY = st.binary(min_size=0, max_size=6)
+# Short keys, plus keys around the 511-byte limit (a longer lookup key is a miss, a
+# longer put key BadValsizeError) built from few bytes so they collide with each other.
+KEY = st.one_of(
+    st.binary(min_size=0, max_size=6),
+    st.builds(lambda c, n: c * n, st.sampled_from([b"a", b"z"]), st.integers(510, 513)),
+)
 # Non-empty values: an empty value in a DUPSORT database is accepted by LMDB 0.9.24
 # (Debian) but refused by the LMDB 0.9.36 that py-lmdb bundles -- an engine
 # version difference, not a binding one.

@@ -18,6 +18,8 @@
  *   s_copy             mdb_env_copy and mdb_env_copy2(MDB_CP_COMPACT) give environments
  *                      with the same content; the compacted one is not larger
  *   s_readers          mdb_reader_list shows our reader; mdb_reader_check finds no dead one
+ *   s_long_lookup_keys lookups with keys over the maximum size miss (MDB_NOTFOUND; SET_RANGE
+ *                      finds the next key); an empty key is MDB_BAD_VALSIZE
  *
  * Every scenario runs in its own environment under $TMPDIR.  Exit status 0 when every
  * check passed; each failed check is printed with its line.
@@ -569,6 +571,96 @@ static void s_readers(void) {
     mdb_env_close(env);
 }
 
+/* ---- lookups with keys longer than any key can be (issue 12, divergence 1) ----
+ * A stored key is at most mdb_env_get_maxkeysize() bytes, so a longer lookup key is an
+ * ordinary miss: MDB_NOTFOUND from mdb_get, mdb_del, MDB_SET, MDB_SET_KEY and
+ * MDB_GET_BOTH; MDB_SET_RANGE finds the next key in order.  Only an empty key is
+ * MDB_BAD_VALSIZE.  LMDB behaves so; programs look up user-supplied keys this way. */
+static void s_long_lookup_keys(void) {
+    char dir[4200];
+    MDB_env *env = open_env("longkeys", 16 << 20, 4, 0, dir);
+    if (!env) return;
+    MDB_txn *txn;
+    MDB_dbi plain, dups;
+    MDB_cursor *cur;
+    MDB_val k, v;
+    int maxkey = mdb_env_get_maxkeysize(env);
+    size_t sizes[] = {(size_t)maxkey + 1, 600, 2 * (size_t)maxkey + 1, 5000};
+    char *big = malloc(6000);
+    if (!big) return;
+    memset(big, 'm', 6000); /* sorts between "a..." and "z..." */
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    MUST(mdb_dbi_open(txn, "plain", MDB_CREATE, &plain));
+    MUST(mdb_dbi_open(txn, "dups", MDB_CREATE | MDB_DUPSORT, &dups));
+    const char *keys[] = {"apple", "mango", "zebra"};
+    for (int i = 0; i < 3; i++) {
+        k = S(keys[i]);
+        v = S("value");
+        OK(mdb_put(txn, plain, &k, &v, 0));
+        OK(mdb_put(txn, dups, &k, &v, 0));
+        v = S("second");
+        OK(mdb_put(txn, dups, &k, &v, 0));
+    }
+    MUST(mdb_txn_commit(txn));
+
+    MDB_dbi dbis[] = {plain, dups};
+    for (int d = 0; d < 2; d++) {
+        MUST(mdb_txn_begin(env, NULL, 0, &txn));
+        MUST(mdb_cursor_open(txn, dbis[d], &cur));
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            MDB_val lk = {sizes[s], big};
+            k = lk;
+            RC(mdb_get(txn, dbis[d], &k, &v), MDB_NOTFOUND);
+            k = lk;
+            RC(mdb_del(txn, dbis[d], &k, NULL), MDB_NOTFOUND);
+            k = lk;
+            RC(mdb_cursor_get(cur, &k, &v, MDB_SET), MDB_NOTFOUND);
+            k = lk;
+            RC(mdb_cursor_get(cur, &k, &v, MDB_SET_KEY), MDB_NOTFOUND);
+            k = lk;
+            OK(mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE));
+            EXPECT(eq(k, "zebra", 5), "SET_RANGE with a %zu-byte key lands on zebra", sizes[s]);
+            if (dbis[d] == dups) {
+                k = lk;
+                v = S("value");
+                RC(mdb_cursor_get(cur, &k, &v, MDB_GET_BOTH), MDB_NOTFOUND);
+                k = S("mango");
+                v = lk;
+                RC(mdb_cursor_get(cur, &k, &v, MDB_GET_BOTH), MDB_NOTFOUND);
+                k = S("mango");
+                v = lk;
+                RC(mdb_del(txn, dbis[d], &k, &v), MDB_NOTFOUND);
+            }
+        }
+        /* an over-long key past every key: SET_RANGE misses too */
+        memset(big, '~', 600);
+        k.mv_size = 600;
+        k.mv_data = big;
+        RC(mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE), MDB_NOTFOUND);
+        memset(big, 'm', 600);
+        /* an empty key stays an error */
+        MDB_val ek = {0, big};
+        k = ek;
+        RC(mdb_get(txn, dbis[d], &k, &v), MDB_BAD_VALSIZE);
+        k = ek;
+        RC(mdb_del(txn, dbis[d], &k, NULL), MDB_BAD_VALSIZE);
+        k = ek;
+        RC(mdb_cursor_get(cur, &k, &v, MDB_SET), MDB_BAD_VALSIZE);
+        k = ek;
+        RC(mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE), MDB_BAD_VALSIZE);
+        /* the misses changed nothing and did not end the txn */
+        k = S("mango");
+        OK(mdb_get(txn, dbis[d], &k, &v));
+        mdb_cursor_close(cur);
+        MDB_stat st;
+        OK(mdb_stat(txn, dbis[d], &st));
+        EXPECT(st.ms_entries == (d ? 6u : 3u), "entries %zu after the misses", st.ms_entries);
+        OK(mdb_txn_commit(txn));
+    }
+    free(big);
+    mdb_env_close(env);
+}
+
 int main(void) {
     const char *tmp = getenv("TMPDIR");
     snprintf(base, sizeof base, "%s/scenarios-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -582,6 +674,7 @@ int main(void) {
     s_map_full_resize();
     s_copy();
     s_readers();
+    s_long_lookup_keys();
     printf("test_scenarios: %d checks, %d failed (files in %s)\n", checks, failures, base);
     return failures ? 1 : 0;
 }
