@@ -78,7 +78,7 @@ $(BUILD)/include/lmdb.h: src/mdbcore/lmdb.h
 	cp $< $@
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-fuzz
 
 # ======================================================================================
 # Test harness
@@ -313,3 +313,46 @@ LINT_DIRS := $(wildcard python cli tests bench lab)
 lint:
 	$(PYTHON) -m ruff check $(LINT_DIRS)
 	$(PYTHON) -m ruff format --check $(LINT_DIRS)
+
+# ======================================================================================
+# Fuzzing (fuzz/, docs/fuzzing.md; issue 12): libFuzzer harnesses built by Debian's clang
+# with ASan + UBSan, linked with the core's sources compiled likewise into build-fuzz/.
+# ======================================================================================
+#   make fuzz-build          build-fuzz/fuzz_datafile, build-fuzz/fuzz_lockfile
+#   make fuzz-smoke          every fuzzer FUZZ_SMOKE_SECS (60) s from fuzz/corpus/, then the
+#                            inputs of fuzz/regressions/ replayed; fails on any finding
+#   make fuzz HOURS=N        a campaign of N hours split over the fuzzers (one core, nice 19);
+#                            prints executions, coverage and findings per fuzzer
+#   make fuzz-seeds          regenerate fuzz/corpus/datafile/ with fuzz/gen_seeds.c, written
+#                            by our library and by Debian's liblmdb
+FUZZ_CC ?= clang-14
+FUZZ_BUILD := build-fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_SMOKE_SECS ?= 60
+HOURS ?= 1
+FUZZ_NAMES := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
+.PHONY: fuzz-build fuzz-smoke fuzz fuzz-seeds
+fuzz-build:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT="-O1 -g" WARN="-Wall -Wextra" \
+	  EXTRA_CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" $(FUZZ_BUILD)/libmdbcore.a
+	@for f in $(FUZZ_NAMES); do \
+	  if [ ! $(FUZZ_BUILD)/fuzz_$$f -nt fuzz/fuzz_$$f.c ] || [ ! $(FUZZ_BUILD)/fuzz_$$f -nt $(FUZZ_BUILD)/libmdbcore.a ]; then \
+	    echo "$(FUZZ_CC) ... fuzz/fuzz_$$f.c -o $(FUZZ_BUILD)/fuzz_$$f"; \
+	    $(FUZZ_CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE $(FUZZ_SAN) -fsanitize=fuzzer \
+	      -Isrc/mdbcore fuzz/fuzz_$$f.c $(FUZZ_BUILD)/libmdbcore.a -pthread -o $(FUZZ_BUILD)/fuzz_$$f || exit 1; \
+	  fi; \
+	done
+
+fuzz-smoke: fuzz-build
+	FUZZERS="$(FUZZ_NAMES)" bash fuzz/run.sh smoke $(FUZZ_SMOKE_SECS)
+
+fuzz: fuzz-build
+	FUZZERS="$(FUZZ_NAMES)" nice -n 19 bash fuzz/run.sh campaign $$(awk "BEGIN { print int($(HOURS) * 3600) }")
+
+fuzz-seeds: lib
+	@mkdir -p $(FUZZ_BUILD)/seeds fuzz/corpus/datafile
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror fuzz/gen_seeds.c -llmdb -o $(FUZZ_BUILD)/seeds/gen_lmdb
+	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -Isrc/mdbcore fuzz/gen_seeds.c $(BUILD)/libmdbcore.a \
+	  -pthread -o $(FUZZ_BUILD)/seeds/gen_mdb
+	$(FUZZ_BUILD)/seeds/gen_lmdb fuzz/corpus/datafile lmdb
+	$(FUZZ_BUILD)/seeds/gen_mdb fuzz/corpus/datafile mdb
