@@ -88,7 +88,12 @@ int mdb_cursor_get(MDB_cursor *c, MDB_val *key, MDB_val *data, MDB_cursor_op op)
     int rc = api_txn_usable(c->txn);
     if (rc)
         return rc;
-    return cursor_get(c, key, data, op);
+    rc = cursor_get(c, key, data, op);
+    /* The "item slid into place by a delete" mark lasts one call, whatever the call and
+     * whether it succeeded: after a delete and some other call, NEXT moves past the item
+     * that took the deleted one's place (LMDB 0.9's rule). */
+    c->flags &= ~C_DEL;
+    return rc;
 }
 
 int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flags)

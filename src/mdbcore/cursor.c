@@ -488,7 +488,9 @@ int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
         node_header *n;
         if ((rc = cursor_node(mc, &n)) != 0)
             return rc;
-        /* C_EOF stays: in LMDB 0.9.24 NEXT after LAST, FIRST_DUP still reports the end */
+        /* Standing on an item again: NEXT after LAST, FIRST_DUP moves on through the
+         * duplicates (LMDB 0.9.36; 0.9.24 kept the end mark and answered NOTFOUND). */
+        mc->flags &= ~C_EOF;
         if (!(n->flags & F_DUPDATA)) {
             if (key)
                 node_key(n, key);

@@ -424,16 +424,12 @@ static int dup_del_inner(MDB_cursor *mc, const MDB_val *data_in, int from_cursor
         return rc;
     if (x->mc.ki[x->mc.top] >= PG_NKEYS(x->mc.pg[x->mc.top]) &&
         cursor_sibling(&x->mc, 1) == MDB_NOTFOUND) {
-        /* that was the key's last value: move to the next key */
-        MDB_val k, v;
-        rc = cursor_get(mc, &k, &v, MDB_NEXT_NODUP);
-        if (rc == MDB_NOTFOUND) {
-            mc->flags |= C_EOF;
-            return 0;
-        }
-        if (rc == 0)
-            mc->flags |= C_DEL;
-        return rc;
+        /* That was the key's last value: stay on the key with the duplicate cursor past
+         * its end, as LMDB 0.9.36 does.  NEXT then goes on to the next key, PREV to the new
+         * last value, PREV_NODUP to the previous key, GET_CURRENT answers NOTFOUND. */
+        x->mc.ki[x->mc.top] = (indx_t)PG_NKEYS(x->mc.pg[x->mc.top]);
+        x->mc.flags |= C_EOF | C_DEL;
+        return 0;
     }
     x->mc.flags |= C_DEL;
     return 0;

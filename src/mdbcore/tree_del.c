@@ -283,6 +283,12 @@ int tree_del_current(MDB_cursor *mc, int internal)
             }
         }
         mc->flags |= C_DEL | eof;
+        /* A successor with duplicates gets its duplicate cursor on the first one, marked
+         * too: a NEXT after some other call then still reports it (LMDB 0.9.36) */
+        node_header *sn;
+        if (rc == 0 && mc->xcursor && !(mc->flags & C_EOF) && cursor_node(mc, &sn) == 0 &&
+            (sn->flags & F_DUPDATA) && (rc = cursor_enter(mc, 0)) == 0)
+            mc->xcursor->mc.flags |= C_DEL;
     }
     if (rc)
         goto fail;

@@ -20,6 +20,10 @@
  *   s_readers          mdb_reader_list shows our reader; mdb_reader_check finds no dead one
  *   s_long_lookup_keys lookups with keys over the maximum size miss (MDB_NOTFOUND; SET_RANGE
  *                      finds the next key); an empty key is MDB_BAD_VALSIZE
+ *   s_cursor_after_delete  where a cursor stands after mdb_cursor_del and after a call that
+ *                      fails or succeeds next to it, on plain and DUPSORT databases
+ *   s_next_after_first_dup  MDB_NEXT after MDB_LAST, MDB_FIRST_DUP: the next duplicate from
+ *                      LMDB 0.9.36 on, MDB_NOTFOUND in 0.9.24 and older (by mdb_version)
  *
  * Every scenario runs in its own environment under $TMPDIR.  Exit status 0 when every
  * check passed; each failed check is printed with its line.
@@ -661,6 +665,172 @@ static void s_long_lookup_keys(void) {
     mdb_env_close(env);
 }
 
+/* ---- cursor position after deletes (issue 12, divergences 3 and 4) ---- */
+
+/* One step of a cursor script: the op, and the key/value it must land on ("" = the call
+ * must fail with `want_rc`). */
+struct step {
+    MDB_cursor_op op;
+    const char *key, *val; /* the lookup key/value for SET/GET_BOTH, else NULL */
+    int want_rc;
+    const char *want_key, *want_val;
+};
+#define DEL_STEP ((MDB_cursor_op)-1)
+
+/* Fill a fresh database from "k=v k=v ..." and run the steps on one cursor. */
+static void run_cursor_script(const char *name, unsigned dbflags, const char *pairs,
+                              const struct step *steps, int nsteps) {
+    char dir[4200];
+    MDB_env *env = open_env(name, 16 << 20, 2, 0, dir);
+    if (!env) return;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_cursor *cur;
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    MUST(mdb_dbi_open(txn, "t", MDB_CREATE | dbflags, &dbi));
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", pairs);
+    for (char *save = NULL, *p = strtok_r(buf, " ", &save); p; p = strtok_r(NULL, " ", &save)) {
+        char *eqs = strchr(p, '=');
+        *eqs = 0;
+        MDB_val k = S(p), v = S(eqs + 1);
+        OK(mdb_put(txn, dbi, &k, &v, 0));
+    }
+    MUST(mdb_cursor_open(txn, dbi, &cur));
+    for (int i = 0; i < nsteps; i++) {
+        const struct step *st = &steps[i];
+        int rc;
+        MDB_val k = {0, NULL}, v = {0, NULL};
+        if (st->op == DEL_STEP) {
+            rc = mdb_cursor_del(cur, 0);
+        } else {
+            if (st->key) k = S(st->key);
+            if (st->val) v = S(st->val);
+            rc = mdb_cursor_get(cur, &k, &v, st->op);
+        }
+        EXPECT(rc == st->want_rc, "%s step %d (op %d): rc %d (%s), want %d", name, i,
+               (int)st->op, rc, mdb_strerror(rc), st->want_rc);
+        if (rc == 0 && st->want_key) {
+            /* FIRST_DUP/LAST_DUP and friends leave the key alone; check it only when set */
+            EXPECT(k.mv_data == NULL || eq(k, st->want_key, strlen(st->want_key)),
+                   "%s step %d: key %.*s, want %s", name, i, (int)k.mv_size,
+                   (char *)k.mv_data, st->want_key);
+            EXPECT(eq(v, st->want_val, strlen(st->want_val)), "%s step %d: value %.*s, want %s",
+                   name, i, (int)v.mv_size, (char *)v.mv_data, st->want_val);
+        }
+    }
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+}
+#define NSTEPS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static void s_cursor_after_delete(void) {
+    /* A delete leaves the cursor on the record that slid into the slot: the next NEXT
+     * returns it.  Any other call in between -- failed or not -- ends that: NEXT then moves
+     * past it (LMDB 0.9, all releases). */
+    const struct step fail_between[] = {
+        {MDB_FIRST, NULL, NULL, 0, "a", "1"},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {MDB_GET_BOTH, "b", "1", MDB_INCOMPATIBLE, NULL, NULL},
+        {MDB_NEXT, NULL, NULL, 0, "c", "1"},
+    };
+    run_cursor_script("del-fail-next", 0, "a=1 b=1 c=1 d=1", fail_between, NSTEPS(fail_between));
+    const struct step current_between[] = {
+        {MDB_FIRST, NULL, NULL, 0, "a", "1"},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {MDB_GET_CURRENT, NULL, NULL, 0, "b", "1"},
+        {MDB_NEXT, NULL, NULL, 0, "c", "1"},
+    };
+    run_cursor_script("del-current-next", 0, "a=1 b=1 c=1 d=1", current_between,
+                      NSTEPS(current_between));
+    const struct step next_right_away[] = {
+        {MDB_FIRST, NULL, NULL, 0, "a", "1"},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {MDB_NEXT, NULL, NULL, 0, "b", "1"},
+        {MDB_NEXT, NULL, NULL, 0, "c", "1"},
+    };
+    run_cursor_script("del-next", 0, "a=1 b=1 c=1 d=1", next_right_away, NSTEPS(next_right_away));
+    /* DUPSORT: a whole key deleted, its successor has duplicates; a failed call in between
+     * still leaves NEXT on the successor's first value (the mark moved to its duplicates) */
+    const struct step dup_successor[] = {
+        {MDB_FIRST, NULL, NULL, 0, "a", "1"},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {MDB_GET_MULTIPLE, NULL, NULL, MDB_INCOMPATIBLE, NULL, NULL},
+        {MDB_NEXT, NULL, NULL, 0, "b", "1"},
+        {MDB_NEXT, NULL, NULL, 0, "b", "2"},
+    };
+    run_cursor_script("dup-del-fail-next", MDB_DUPSORT, "a=1 b=1 b=2 b=3", dup_successor,
+                      NSTEPS(dup_successor));
+    const struct step dup_successor_current[] = {
+        {MDB_FIRST, NULL, NULL, 0, "a", "1"},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {MDB_GET_CURRENT, NULL, NULL, 0, "b", "1"},
+        {MDB_NEXT, NULL, NULL, 0, "b", "2"},
+        {MDB_NEXT, NULL, NULL, 0, "b", "3"},
+        {MDB_NEXT, NULL, NULL, MDB_NOTFOUND, NULL, NULL},
+    };
+    run_cursor_script("dup-del-current", MDB_DUPSORT, "a=1 b=1 b=2 b=3", dup_successor_current,
+                      NSTEPS(dup_successor_current));
+    /* DUPSORT: the last value of a key deleted while others remain: the cursor stays on the
+     * key, past its last value */
+    const struct step last_dup_next[] = {
+        {MDB_GET_BOTH, "b", "2", 0, "b", "2"},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {MDB_GET_CURRENT, NULL, NULL, MDB_NOTFOUND, NULL, NULL},
+        {MDB_NEXT, NULL, NULL, 0, "c", "1"},
+    };
+    run_cursor_script("lastdup-next", MDB_DUPSORT, "a=1 b=1 b=2 c=1", last_dup_next,
+                      NSTEPS(last_dup_next));
+    const struct step last_dup_prev[] = {
+        {MDB_GET_BOTH, "b", "2", 0, "b", "2"},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {MDB_PREV, NULL, NULL, 0, "b", "1"},
+    };
+    run_cursor_script("lastdup-prev", MDB_DUPSORT, "a=1 b=1 b=2 c=1", last_dup_prev,
+                      NSTEPS(last_dup_prev));
+    const struct step last_dup_prev_nodup[] = {
+        {MDB_GET_BOTH, "b", "2", 0, "b", "2"},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {MDB_PREV_NODUP, NULL, NULL, 0, "a", "1"},
+    };
+    run_cursor_script("lastdup-prevnodup", MDB_DUPSORT, "a=1 b=1 b=2 c=1", last_dup_prev_nodup,
+                      NSTEPS(last_dup_prev_nodup));
+    const struct step last_dup_next_dup[] = {
+        {MDB_GET_BOTH, "b", "2", 0, "b", "2"},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {MDB_NEXT_DUP, NULL, NULL, MDB_NOTFOUND, NULL, NULL},
+        {MDB_NEXT, NULL, NULL, 0, "c", "1"},
+    };
+    run_cursor_script("lastdup-nextdup", MDB_DUPSORT, "a=1 b=1 b=2 c=1", last_dup_next_dup,
+                      NSTEPS(last_dup_next_dup));
+}
+
+static void s_next_after_first_dup(void) {
+    int major, minor, patch;
+    mdb_version(&major, &minor, &patch);
+    int old = major == 0 && minor == 9 && patch <= 24;
+    /* 0.9.24 kept the end mark that MDB_LAST set, so NEXT answered NOTFOUND; 0.9.36 (and
+     * ours, whatever version number it reports) walks on through the duplicates */
+    const struct step first_dup[] = {
+        {MDB_LAST, NULL, NULL, 0, "b", "3"},
+        {MDB_FIRST_DUP, NULL, NULL, 0, "b", "1"},
+        {MDB_NEXT, NULL, NULL, old ? MDB_NOTFOUND : 0, "b", "2"},
+        {MDB_NEXT, NULL, NULL, old ? MDB_NOTFOUND : 0, "b", "3"},
+        {MDB_NEXT, NULL, NULL, MDB_NOTFOUND, NULL, NULL},
+    };
+    run_cursor_script("last-firstdup-next", MDB_DUPSORT, "a=1 a=2 a=3 b=1 b=2 b=3", first_dup,
+                      NSTEPS(first_dup));
+    const struct step last_dup[] = {
+        {MDB_FIRST, NULL, NULL, 0, "a", "1"},
+        {MDB_LAST_DUP, NULL, NULL, 0, "a", "3"},
+        {MDB_NEXT, NULL, NULL, 0, "b", "1"},
+        {MDB_PREV, NULL, NULL, 0, "a", "3"},
+    };
+    run_cursor_script("first-lastdup-next", MDB_DUPSORT, "a=1 a=2 a=3 b=1 b=2 b=3", last_dup,
+                      NSTEPS(last_dup));
+}
+
 int main(void) {
     const char *tmp = getenv("TMPDIR");
     snprintf(base, sizeof base, "%s/scenarios-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -675,6 +845,8 @@ int main(void) {
     s_copy();
     s_readers();
     s_long_lookup_keys();
+    s_cursor_after_delete();
+    s_next_after_first_dup();
     printf("test_scenarios: %d checks, %d failed (files in %s)\n", checks, failures, base);
     return failures ? 1 : 0;
 }
