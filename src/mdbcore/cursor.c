@@ -303,18 +303,14 @@ static int go_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
 {
     if (op == MDB_PREV_DUP && !mc->xcursor)
         op = MDB_PREV; /* as go_next: LMDB 0.9 steps to the previous item */
-    if (!(mc->flags & C_INITIALIZED) && op == MDB_PREV_DUP) {
-        /* LMDB 0.9.24 parks an unpositioned cursor past the last item, where there are no
-         * duplicates to step back through: NOTFOUND, and GET_CURRENT/NEXT report the end */
-        int rc = tree_descend(mc, NULL, SRCH_LAST);
-        if (rc)
-            return rc;
-        mc->ki[mc->top] = (indx_t)PG_NKEYS(mc->pg[mc->top]);
-        mc->xcursor->mc.flags &= ~(C_INITIALIZED | C_EOF);
-        return MDB_NOTFOUND;
-    }
+    /* A cursor standing on no item -- unpositioned, or past the end after its last item was
+     * deleted -- has no duplicates to step back through: PREV_DUP acts as PREV there and
+     * lands on the last value of the item before (LMDB 0.9.36; 0.9.24 answered NOTFOUND,
+     * docs/compat.md) */
     if (!(mc->flags & C_INITIALIZED))
         return go_last(mc, key, data);
+    if (op == MDB_PREV_DUP && mc->ki[mc->top] >= PG_NKEYS(mc->pg[mc->top]))
+        op = MDB_PREV;
     if (op != MDB_PREV_NODUP && on_dups(mc)) {
         int rc = go_prev(&mc->xcursor->mc, NULL, NULL, MDB_PREV);
         if (rc == 0)

@@ -23,7 +23,8 @@
  *   s_cursor_after_delete  where a cursor stands after mdb_cursor_del and after a call that
  *                      fails or succeeds next to it, on plain and DUPSORT databases
  *   s_next_after_first_dup  MDB_NEXT after MDB_LAST, MDB_FIRST_DUP: the next duplicate from
- *                      LMDB 0.9.36 on, MDB_NOTFOUND in 0.9.24 and older (by mdb_version)
+ *                      LMDB 0.9.36 on, MDB_NOTFOUND in 0.9.24 and older (by mdb_version);
+ *                      the same split for PREV_DUP on a cursor standing on no item
  *
  * Every scenario runs in its own environment under $TMPDIR.  Exit status 0 when every
  * check passed; each failed check is printed with its line.
@@ -829,6 +830,19 @@ static void s_next_after_first_dup(void) {
     };
     run_cursor_script("first-lastdup-next", MDB_DUPSORT, "a=1 a=2 a=3 b=1 b=2 b=3", last_dup,
                       NSTEPS(last_dup));
+    /* PREV_DUP on a cursor that stands on no item: 0.9.36 steps back as PREV does */
+    const struct step prev_dup_fresh[] = {
+        {MDB_PREV_DUP, NULL, NULL, old ? MDB_NOTFOUND : 0, "b", "3"},
+    };
+    run_cursor_script("fresh-prevdup", MDB_DUPSORT, "a=1 a=2 b=1 b=2 b=3", prev_dup_fresh,
+                      NSTEPS(prev_dup_fresh));
+    const struct step prev_dup_after_last_gone[] = {
+        {MDB_LAST, NULL, NULL, 0, "c", "1"},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {MDB_PREV_DUP, NULL, NULL, old ? MDB_NOTFOUND : 0, "b", "3"},
+    };
+    run_cursor_script("lastgone-prevdup", MDB_DUPSORT, "a=1 b=1 b=2 b=3 c=1",
+                      prev_dup_after_last_gone, NSTEPS(prev_dup_after_last_gone));
 }
 
 int main(void) {
