@@ -323,8 +323,8 @@ lint:
 #                            inputs of fuzz/regressions/ replayed; fails on any finding
 #   make fuzz HOURS=N        a campaign of N hours split over the fuzzers (one core, nice 19);
 #                            prints executions, coverage and findings per fuzzer
-#   make fuzz-seeds          regenerate fuzz/corpus/datafile/ with fuzz/gen_seeds.c, written
-#                            by our library and by Debian's liblmdb
+#   make fuzz-seeds          regenerate fuzz/corpus/{datafile,lockfile}/ with fuzz/gen_seeds.c,
+#                            written by our library and by Debian's liblmdb
 FUZZ_CC ?= clang-14
 FUZZ_BUILD := build-fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -350,9 +350,11 @@ fuzz: fuzz-build
 	FUZZERS="$(FUZZ_NAMES)" nice -n 19 bash fuzz/run.sh campaign $$(awk "BEGIN { print int($(HOURS) * 3600) }")
 
 fuzz-seeds: lib
-	@mkdir -p $(FUZZ_BUILD)/seeds fuzz/corpus/datafile
+	@mkdir -p $(FUZZ_BUILD)/seeds fuzz/corpus/datafile fuzz/corpus/lockfile
 	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror fuzz/gen_seeds.c -llmdb -o $(FUZZ_BUILD)/seeds/gen_lmdb
 	$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -Isrc/mdbcore fuzz/gen_seeds.c $(BUILD)/libmdbcore.a \
 	  -pthread -o $(FUZZ_BUILD)/seeds/gen_mdb
 	$(FUZZ_BUILD)/seeds/gen_lmdb fuzz/corpus/datafile lmdb
 	$(FUZZ_BUILD)/seeds/gen_mdb fuzz/corpus/datafile mdb
+	$(FUZZ_BUILD)/seeds/gen_lmdb -lock fuzz/corpus/lockfile lmdb
+	$(FUZZ_BUILD)/seeds/gen_mdb -lock fuzz/corpus/lockfile mdb

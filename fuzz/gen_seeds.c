@@ -12,6 +12,10 @@
  *   freelist  records written then deleted over several txns: a non-empty free DB
  *
  *   gen_seeds OUTDIR PREFIX      writes OUTDIR/PREFIX-<kind>.mdb (MDB_NOSUBDIR files)
+ *   gen_seeds -lock OUTDIR PREFIX   writes lock files for fuzz/corpus/lockfile/, copied
+ *                                from a live environment: PREFIX-idle.lock (no txn),
+ *                                PREFIX-reader.lock (a read txn open), PREFIX-readers.lock
+ *                                (two read txns of different snapshots, 16 slots)
  *
  * Deterministic: the same library writes the same bytes (no timestamps in the format).
  */
@@ -19,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <lmdb.h>
@@ -203,8 +208,71 @@ static void gen_freelist(const char *dir, const char *prefix)
     close_env(env);
 }
 
+static void copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    if (!in || !out) {
+        fprintf(stderr, "cannot copy %s to %s\n", from, to);
+        exit(1);
+    }
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        fwrite(buf, 1, n, out);
+    fclose(in);
+    fclose(out);
+}
+
+static void gen_locks(const char *dir, const char *prefix)
+{
+    char envdir[4096], lock[4200], out[4200];
+    snprintf(envdir, sizeof envdir, "%s/%s-lockenv", dir, prefix);
+    mkdir(envdir, 0755);
+    snprintf(lock, sizeof lock, "%s/lock.mdb", envdir);
+    for (int variant = 0; variant < 3; variant++) {
+        char data[4200];
+        snprintf(data, sizeof data, "%s/data.mdb", envdir);
+        unlink(data);
+        unlink(lock);
+        MDB_env *env;
+        MDB_txn *w, *r1 = NULL, *r2 = NULL;
+        MDB_dbi d;
+        CHECK(mdb_env_create(&env));
+        CHECK(mdb_env_set_mapsize(env, 1u << 20));
+        CHECK(mdb_env_set_maxreaders(env, variant == 2 ? 16 : 4));
+        CHECK(mdb_env_open(env, envdir, MDB_NOTLS, 0644));
+        CHECK(mdb_txn_begin(env, NULL, 0, &w));
+        CHECK(mdb_dbi_open(w, NULL, 0, &d));
+        puts_s(w, d, "a", "1");
+        CHECK(mdb_txn_commit(w));
+        if (variant >= 1)
+            CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &r1));
+        if (variant == 2) {
+            CHECK(mdb_txn_begin(env, NULL, 0, &w));
+            puts_s(w, d, "b", "2");
+            CHECK(mdb_txn_commit(w));
+            CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &r2));
+        }
+        static const char *names[] = {"idle", "reader", "readers"};
+        snprintf(out, sizeof out, "%s/%s-%s.lock", dir, prefix, names[variant]);
+        copy_file(lock, out);
+        if (r2)
+            mdb_txn_abort(r2);
+        if (r1)
+            mdb_txn_abort(r1);
+        mdb_env_close(env);
+        unlink(data);
+        unlink(lock);
+    }
+    rmdir(envdir);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "-lock") == 0) {
+        gen_locks(argv[2], argv[3]);
+        return 0;
+    }
     if (argc != 3) {
         fprintf(stderr, "usage: %s OUTDIR PREFIX\n", argv[0]);
         return 2;

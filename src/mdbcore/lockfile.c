@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lmdb.h"
 #include "lockfile.h"
@@ -58,12 +59,41 @@ static int lf_mutex_init(pthread_mutex_t *m)
     return rc;
 }
 
+/* glibc's robust mutex keeps its owner's thread id in the low bits of the lock word */
+#define LF_FUTEX_TID_MASK 0x3fffffff
+/* the kind glibc gives a robust (16), process-shared (128) mutex: what lf_mutex_init makes
+ * and what LMDB 0.9 makes on Linux */
+#define LF_ROBUST_SHARED_KIND 0x90
+
+/* Wait for a shared mutex a second at a time.  A mutex held by a live thread is waited for
+ * as long as it takes (a writer may hold the lock for hours).  One whose bytes cannot
+ * belong to a mutex of this protocol -- another kind, or locked by no thread that exists --
+ * is a damaged lock file: nobody would ever wake us, so we give up with MDB_PANIC rather
+ * than hang.  (A thread of another PID namespace looks dead here; LMDB's own reader-pid
+ * checks share that limit.) */
+static int lf_mutex_wait(pthread_mutex_t *m)
+{
+    for (;;) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        int rc = pthread_mutex_timedlock(m, &until);
+        if (rc != ETIMEDOUT)
+            return rc;
+        int word = __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED);
+        int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+        if ((kind & LF_ROBUST_SHARED_KIND) != LF_ROBUST_SHARED_KIND ||
+            !os_thread_exists(word & LF_FUTEX_TID_MASK))
+            return MDB_PANIC;
+    }
+}
+
 /* Lock a shared robust mutex; a dead owner is reported, never hidden. */
 static int lf_mutex_lock(pthread_mutex_t *m, int *owner_died)
 {
     if (owner_died)
         *owner_died = 0;
-    int rc = pthread_mutex_lock(m);
+    int rc = lf_mutex_wait(m);
     if (rc == EOWNERDEAD) {
         /* We own it now; the protected state may be half-updated.  Make the mutex usable
          * again and let the caller repair the state before it unlocks. */

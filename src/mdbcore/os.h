@@ -74,4 +74,8 @@ int os_lock(int fd, int kind, int wait, off_t off, off_t len);
  * Any out pointer may be NULL.  Used by the fault seam's write log. */
 int os_file_identity(int fd, uint64_t *dev, uint64_t *ino, int *dsync);
 
+/* Whether a thread id names a live thread of some process (0 does not).  A thread we may
+ * not signal still exists. */
+int os_thread_exists(int tid);
+
 #endif

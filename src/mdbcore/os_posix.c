@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -260,6 +261,14 @@ int os_file_identity(int fd, uint64_t *dev, uint64_t *ino, int *dsync)
         *dsync = fl >= 0 && ((fl & O_DSYNC) == O_DSYNC || (fl & O_SYNC) == O_SYNC);
     }
     return 0;
+}
+
+int os_thread_exists(int tid)
+{
+    if (tid <= 0)
+        return 0;
+    /* kill() with a thread id reaches that thread's process on Linux */
+    return kill((pid_t)tid, 0) == 0 || errno != ESRCH;
 }
 
 int os_open_file(const char *path, unsigned how, mode_t mode, int *fd_out)
