@@ -1,8 +1,9 @@
 /*
- * api_data.c -- exported get/put/del (layer L7): checks, one internal call through a
- * temporary untracked cursor, poisoning on failure.
+ * api_data.c -- exported get/put/del and mdbcore_bulk_load (layer L7): checks, one
+ * internal call through a temporary untracked cursor, poisoning on failure.
  */
 #include "core.h"
+#include "mdbcore.h"
 
 static int data_prep(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_cursor *mc,
                      struct xcursor *x, int writing)
@@ -82,4 +83,31 @@ int mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
     if (mc.xcursor)
         return api_poison(txn, dup_del(&mc, data, 0));
     return api_poison(txn, tree_del_current(&mc, 0));
+}
+
+/* mdbcore.h: the engine work is tree_load's (tree_load.c). */
+int mdbcore_bulk_load(MDB_txn *txn, MDB_dbi dbi, mdbcore_next_fn next, void *ctx,
+                      unsigned flags)
+{
+    int rc = api_txn_usable(txn);
+    if (rc)
+        return rc;
+    if (!next || flags)
+        return EINVAL;
+    if ((rc = dbi_use(txn, dbi)) != 0)
+        return rc;
+    if (txn->flags & TXN_RDONLY)
+        return EACCES;
+    if (dbi == FREE_DBI)
+        return EINVAL;
+    if (txn->dbs[dbi].flags & MDB_DUPSORT)
+        return MDB_INCOMPATIBLE;
+    if (txn->dbs[dbi].root != P_INVALID)
+        return EINVAL;
+    MDB_cursor mc;
+    cursor_init(&mc, txn, dbi);
+    mc.flags |= C_UNTRACK;
+    int input_err;
+    rc = tree_load(&mc, next, ctx, &input_err);
+    return input_err ? rc : api_poison(txn, rc);
 }

@@ -252,6 +252,12 @@ int dup_put(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags);
 int dup_del(MDB_cursor *mc, const MDB_val *data, int from_cursor);
 int dup_put_current(MDB_cursor *mc, const MDB_val *key, MDB_val *data);
 int overflow_write(MDB_txn *txn, const MDB_val *data, pgno_t *pg, void **dst);
+/* tree_load.c: build the (empty) tree of mc's database bottom-up from strictly ascending
+ * records that `next` hands out (0 with a record, MDB_NOTFOUND at the end, else an error).
+ * On failure every page taken is freed and the database is still empty; *input_err is set
+ * when the error is the one `next` returned. */
+typedef int (*load_next_fn)(void *ctx, MDB_val *key, MDB_val *data);
+int tree_load(MDB_cursor *mc, load_next_fn next, void *ctx, int *input_err);
 int overflow_free(MDB_txn *txn, node_header *n, unsigned *npages_out);
 /* cursor_track: before/after a change made through `mc`, keep the other cursors valid. */
 #define TRK_NONE 0

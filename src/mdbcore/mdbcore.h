@@ -294,6 +294,33 @@ int mdbcore_reader_info_list(MDB_env *env, mdbcore_reader_info *out, size_t max,
 /* Slots of dead processes cleared by this env's writers, and liveness tests they made. */
 uint64_t mdbcore_env_healed_readers(MDB_env *env, uint64_t *checks);
 
+/* ====================================================================================
+ * 6. Bulk loading (tree_load.c): build an empty database bottom-up from sorted input.
+ * ==================================================================================== */
+/* Hands out the next record: returns 0 with key and data set (the bytes need to stay valid
+ * only until the next call), MDB_NOTFOUND at the end of the input, or any other value to
+ * stop the load with that error. */
+typedef int (*mdbcore_next_fn)(void *ctx, MDB_val *key, MDB_val *data);
+/* Load the records `next` hands out into database `dbi`, which must be empty, inside write
+ * txn `txn`: leaves are packed full in input order, then the branch levels are built, all
+ * through the txn's normal page allocation (large loads spill), so the load commits or
+ * aborts with the txn.  Keys must be strictly ascending in the database's key order.
+ * `flags` must be 0.  Returns 0, or:
+ *   EINVAL            the database is not empty (or bad arguments, or a NULL key/data
+ *                     pointer with a non-zero size)
+ *   MDB_INCOMPATIBLE  a DUPSORT database (not supported)
+ *   MDB_KEYEXIST      a key not greater than the one before it (out of order or repeated)
+ *   MDB_BAD_VALSIZE   an empty or too long key, or a value over 4 GiB
+ *   the error `next` returned
+ *   EACCES (read-only txn), MDB_BAD_TXN, MDB_BAD_DBI, or an engine error (MDB_MAP_FULL,
+ *                     MDB_TXN_FULL, ENOMEM, EIO...).
+ * On every error the database is left empty: the pages the load took are given back to
+ * the txn.  After the errors of the first four lines and the callback's own, the txn
+ * stays usable (it may commit, with the database empty, or load again); after an engine
+ * error it is poisoned as for a failed put (only abort is accepted). */
+int mdbcore_bulk_load(MDB_txn *txn, MDB_dbi dbi, mdbcore_next_fn next, void *ctx,
+                      unsigned flags);
+
 #ifdef __cplusplus
 }
 #endif
