@@ -108,6 +108,20 @@ int mdbcore_bulk_load(MDB_txn *txn, MDB_dbi dbi, mdbcore_next_fn next, void *ctx
     cursor_init(&mc, txn, dbi);
     mc.flags |= C_UNTRACK;
     int input_err;
+    /* The callback runs in the middle of the build, with the database record not yet
+     * written: any call on this txn from it (put, cursor, commit...) gets MDB_BAD_TXN. */
+    txn->flags |= TXN_LOADING;
     rc = tree_load(&mc, next, ctx, &input_err);
+    txn->flags &= ~TXN_LOADING;
+    /* The callback aborted this txn or an ancestor: end the outermost one asked for now
+     * (this handle goes with it). */
+    MDB_txn *asked = NULL;
+    for (MDB_txn *t = txn; t; t = t->parent)
+        if (t->flags & TXN_END_ASKED)
+            asked = t;
+    if (asked) {
+        txn_abort(asked);
+        return MDB_BAD_TXN;
+    }
     return input_err ? rc : api_poison(txn, rc);
 }

@@ -27,6 +27,8 @@ int mdb_txn_commit(MDB_txn *txn)
 {
     if (!txn)
         return EINVAL;
+    if (txn->flags & TXN_LOADING)
+        return MDB_BAD_TXN; /* from a bulk-load callback: the load is not finished */
     if ((txn->flags & TXN_RDONLY) && (txn->flags & TXN_FINISHED)) {
         txn_abort(txn); /* a reset read txn: ending it is all a commit can do */
         return 0;
@@ -41,8 +43,17 @@ int mdb_txn_commit(MDB_txn *txn)
 
 void mdb_txn_abort(MDB_txn *txn)
 {
-    if (txn)
-        txn_abort(txn);
+    if (!txn)
+        return;
+    for (MDB_txn *t = txn; t; t = t->child) {
+        if (t->flags & TXN_LOADING) {
+            /* From a bulk-load callback, on the loading txn or an ancestor: the loader
+             * still uses it, and ends it when it returns (mdbcore_bulk_load). */
+            txn->flags |= TXN_ERROR | TXN_END_ASKED;
+            return;
+        }
+    }
+    txn_abort(txn);
 }
 
 void mdb_txn_reset(MDB_txn *txn)

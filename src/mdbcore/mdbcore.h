@@ -317,7 +317,10 @@ typedef int (*mdbcore_next_fn)(void *ctx, MDB_val *key, MDB_val *data);
  * On every error the database is left empty: the pages the load took are given back to
  * the txn.  After the errors of the first four lines and the callback's own, the txn
  * stays usable (it may commit, with the database empty, or load again); after an engine
- * error it is poisoned as for a failed put (only abort is accepted). */
+ * error it is poisoned as for a failed put (only abort is accepted).  While the load runs,
+ * every call on `txn` (or its cursors) from the callback answers MDB_BAD_TXN; an
+ * mdb_txn_abort from it takes effect when the load returns (MDB_BAD_TXN; the handle is
+ * then freed, as after any abort). */
 int mdbcore_bulk_load(MDB_txn *txn, MDB_dbi dbi, mdbcore_next_fn next, void *ctx,
                       unsigned flags);
 

@@ -63,7 +63,9 @@ typedef struct db_info {
 #define TXN_DIRTY 0x04            /* wrote something */
 #define TXN_SPILLS 0x08           /* has spilled pages */
 #define TXN_HAS_CHILD 0x10        /* a nested child is active */
-#define TXN_BLOCKED (TXN_FINISHED | TXN_ERROR | TXN_HAS_CHILD)
+#define TXN_LOADING 0x20          /* mdbcore_bulk_load runs: its callback may not use the txn */
+#define TXN_END_ASKED 0x40        /* mdb_txn_abort called during a load: done when it returns */
+#define TXN_BLOCKED (TXN_FINISHED | TXN_ERROR | TXN_HAS_CHILD | TXN_LOADING)
 
 struct MDB_txn {
     MDB_txn *parent;      /* nested txns (issue 3) */

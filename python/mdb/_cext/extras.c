@@ -1,6 +1,7 @@
 /*
  * extras.c -- Environment features beyond LMDB that need the mdb core (mdbcore.h):
- * the reader table with each slot's snapshot age and held-back pages (issue 13).
+ * the reader table with each slot's snapshot age and held-back pages, and bulk loading
+ * (Transaction.load_sorted) (issue 13).
  * Built only when CMake links our core (MDB_ENGINE_CORE + MDB_HAVE_MDBCORE_H); with the
  * system liblmdb env.c reports these as unavailable.
  */
@@ -86,5 +87,134 @@ int mdb_core_info_extras(EnvObject *self, PyObject *dict)
     int rc = (a && PyDict_SetItemString(dict, "reader_age", a) == 0) ? 0 : -1;
     Py_XDECREF(a);
     return rc;
+}
+/* ---- Transaction.load_sorted: mdbcore_bulk_load fed from a Python iterable ---- */
+
+/* What the load callback keeps between calls: the item handed out last (its buffers
+ * must stay valid until the next call) and why it stopped, if it did. */
+typedef struct {
+    PyObject *iter;
+    PyObject *item;      /* strong: the (key, value) pair handed out last */
+    InBuf kb, vb;
+    int have_bufs;
+    Py_ssize_t count;    /* records handed out */
+    int py_error;        /* a Python exception is pending (iteration or a bad item) */
+} load_feed;
+
+/* Returned to the core when Python raised: any code the core does not make itself. */
+#define LOAD_PY_ERROR ECANCELED
+
+static void feed_release(load_feed *f)
+{
+    if (f->have_bufs) {
+        inbuf_release(&f->kb);
+        inbuf_release(&f->vb);
+        f->have_bufs = 0;
+    }
+    Py_CLEAR(f->item);
+}
+
+static int feed_next(void *ctx, MDB_val *key, MDB_val *data)
+{
+    load_feed *f = ctx;
+    feed_release(f);
+    PyObject *item = PyIter_Next(f->iter);
+    if (!item) {
+        if (PyErr_Occurred()) {
+            f->py_error = 1;
+            return LOAD_PY_ERROR;
+        }
+        return MDB_NOTFOUND;
+    }
+    f->item = item;
+    if (!PyTuple_Check(item) && !PyList_Check(item)) {
+        PyErr_Format(PyExc_TypeError,
+                     "load_sorted(): items must be (key, value) pairs, got %.80s at #%zd",
+                     Py_TYPE(item)->tp_name, f->count);
+        f->py_error = 1;
+        return LOAD_PY_ERROR;
+    }
+    if (PySequence_Fast_GET_SIZE(item) != 2) {
+        PyErr_Format(PyExc_TypeError,
+                     "load_sorted(): items must be (key, value) pairs, got %zd elements at #%zd",
+                     PySequence_Fast_GET_SIZE(item), f->count);
+        f->py_error = 1;
+        return LOAD_PY_ERROR;
+    }
+    PyObject *k = PySequence_Fast_GET_ITEM(item, 0), *v = PySequence_Fast_GET_ITEM(item, 1);
+    if (inbuf_get(k, key, &f->kb, "key") < 0) {
+        f->py_error = 1;
+        return LOAD_PY_ERROR;
+    }
+    if (inbuf_get(v, data, &f->vb, "value") < 0) {
+        inbuf_release(&f->kb);
+        f->py_error = 1;
+        return LOAD_PY_ERROR;
+    }
+    f->have_bufs = 1;
+    f->count++;
+    return 0;
+}
+
+static PyObject *load_error(const char *cls, int rc, const char *msg)
+{
+    PyObject *name = PyUnicode_FromString(cls);
+    if (!name)
+        return NULL;
+    err_typed(name, "load_sorted", rc, msg);
+    Py_DECREF(name);
+    return NULL;
+}
+
+PyObject *mdb_core_load_sorted(TxnObject *txn, DbObject *db, PyObject *iterable)
+{
+    if (!txn->write) {
+        err_set("load_sorted", EACCES);
+        return NULL;
+    }
+    load_feed f = {0};
+    f.iter = PyObject_GetIter(iterable);
+    if (!f.iter)
+        return NULL;
+    /* The callback runs Python code with the GIL held; nothing else may use this txn
+     * (or its parents) until the load returns. */
+    txn_busy(txn, 1);
+    int rc = mdbcore_bulk_load(txn->txn, db->dbi, feed_next, &f, 0);
+    txn_busy(txn, -1);
+    Py_ssize_t n = f.count;
+    feed_release(&f);
+    Py_DECREF(f.iter);
+    if (f.py_error) {
+        /* the core gave every page back; the database is still empty */
+        return NULL;
+    }
+    if (rc == MDB_KEYEXIST) {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "load_sorted: record #%zd is not after the one before it (keys must be "
+                 "strictly ascending in the database's order); nothing was loaded",
+                 n - 1);
+        return load_error("KeyExistsError", rc, msg);
+    }
+    if (rc == EINVAL) {
+        return load_error("InvalidParameterError", rc,
+                          "load_sorted: the target database must be empty");
+    }
+    if (rc == MDB_INCOMPATIBLE) {
+        return load_error("IncompatibleError", rc,
+                          "load_sorted: DUPSORT databases are not supported (use putmulti "
+                          "with append=True)");
+    }
+    if (rc == MDB_BAD_VALSIZE) {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "load_sorted: record #%zd has an empty or too long key, or a value over "
+                 "4 GiB; nothing was loaded",
+                 n - 1);
+        return load_error("BadValsizeError", rc, msg);
+    }
+    if (rc)
+        return err_set("load_sorted", rc);
+    return PyLong_FromSsize_t(n);
 }
 #endif

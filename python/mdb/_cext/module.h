@@ -217,6 +217,7 @@ PyObject *mdb_core_check(EnvObject *self);   /* check.c */
 #if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H)
 PyObject *mdb_core_readers_detail(EnvObject *self);         /* extras.c */
 int mdb_core_info_extras(EnvObject *self, PyObject *dict);  /* extras.c */
+PyObject *mdb_core_load_sorted(TxnObject *txn, DbObject *db, PyObject *iterable); /* extras.c */
 #endif
 
 #endif

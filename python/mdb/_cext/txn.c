@@ -317,6 +317,29 @@ static PyObject *txn_putmulti(TxnObject *self, FASTARGS)
     return close_temp_cursor(cur, r);
 }
 
+/* Beyond py-lmdb (issue 13): build an empty database from sorted records (extras.c). */
+static PyObject *txn_load_sorted(TxnObject *self, FASTARGS)
+{
+    static const char *const names[] = {"iterable", "db", NULL};
+    PyObject *a[2] = {NULL, Py_None};
+    if (args_parse("load_sorted", args, nargs, kwnames, names, a) < 0)
+        return NULL;
+    if (!a[0]) {
+        PyErr_SetString(PyExc_TypeError, "load_sorted() missing required argument 'iterable'");
+        return NULL;
+    }
+    if (txn_check(self) < 0)
+        return NULL;
+    DbObject *db = txn_resolve_db(self, a[1]);
+    if (!db)
+        return NULL;
+#if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H)
+    return mdb_core_load_sorted(self, db, a[0]);
+#else
+    return err_msg("load_sorted() needs the mdb core (this build links the system liblmdb)");
+#endif
+}
+
 static PyObject *txn_replace(TxnObject *self, FASTARGS)
 {
     static const char *const names[] = {"key", "value", "db", NULL};
@@ -548,6 +571,11 @@ static PyMethodDef txn_methods[] = {
     {"putmulti", (PyCFunction)(void (*)(void))txn_putmulti, METH_FK,
      "putmulti(items, dupdata=True, overwrite=True, append=False, db=None) -> (consumed, added)\n\n"
      "Store many (key, value) tuples."},
+    {"load_sorted", (PyCFunction)(void (*)(void))txn_load_sorted, METH_FK,
+     "load_sorted(iterable, db=None) -> int\n\n"
+     "Fill an empty database from (key, value) pairs in strictly ascending key order,\n"
+     "building its pages bottom-up; returns the number of records.  Out-of-order or\n"
+     "repeated keys raise KeyExistsError and leave the database empty."},
     {"replace", (PyCFunction)(void (*)(void))txn_replace, METH_FK,
      "replace(key, value, db=None)\n\nStore value and return the previous one (or None)."},
     {"pop", (PyCFunction)(void (*)(void))txn_pop, METH_FK,

@@ -72,6 +72,35 @@ static int next_rec(void *ctx, MDB_val *key, MDB_val *data)
     return 0;
 }
 
+/* A callback that, at record `at`, uses the txn being loaded: a put, a cursor, a commit
+ * (each must answer MDB_BAD_TXN), or an abort of `abort_txn` (honoured when the load
+ * returns). */
+typedef struct meddler {
+    feed f;
+    MDB_txn *txn, *abort_txn;
+    MDB_dbi dbi;
+    size_t at;
+    int put_rc, cursor_rc, commit_rc;
+} meddler;
+
+static int next_meddling(void *ctx, MDB_val *key, MDB_val *data)
+{
+    meddler *m = ctx;
+    if (m->f.i == m->at) {
+        MDB_val k = {3, "zzz"}, v = {1, "v"};
+        MDB_cursor *c = NULL;
+        m->put_rc = mdb_put(m->txn, m->dbi, &k, &v, 0);
+        m->cursor_rc = mdb_cursor_open(m->txn, m->dbi, &c);
+        if (c)
+            mdb_cursor_close(c);
+        if (m->abort_txn)
+            mdb_txn_abort(m->abort_txn);
+        else
+            m->commit_rc = mdb_txn_commit(m->txn);
+    }
+    return next_rec(&m->f, key, data);
+}
+
 static feed feed_of(rec *r, size_t n)
 {
     feed f = {r, n, 0, (size_t)-1, 0, (size_t)-1, 0};
@@ -436,6 +465,37 @@ static void errors(const char *base)
     expect_content(t, other, r, cnt, "nested load, in the parent");
     CHECK(mdb_txn_commit(t));
     check_clean(env, "after a nested load");
+
+    /* the callback may not use the txn being loaded; an abort from it waits for the load */
+    CHECK(mdb_txn_begin(env, NULL, 0, &t));
+    CHECK(mdb_drop(t, other, 0));
+    meddler m = {feed_of(r, cnt), t, NULL, other, cnt / 3, 0, 0, 0};
+    CHECK(mdbcore_bulk_load(t, other, next_meddling, &m, 0));
+    EXPECT(m.put_rc, MDB_BAD_TXN);
+    EXPECT(m.cursor_rc, MDB_BAD_TXN);
+    EXPECT(m.commit_rc, MDB_BAD_TXN);
+    expect_content(t, other, r, cnt, "load whose callback tried to use the txn");
+    CHECK(mdb_txn_commit(t));
+    check_clean(env, "after a meddling callback");
+    for (int nest = 0; nest < 2; nest++) {
+        /* abort of the loading txn itself, then of the parent of a loading child */
+        CHECK(mdb_txn_begin(env, NULL, 0, &t));
+        CHECK(mdb_drop(t, other, 0));
+        child = NULL;
+        if (nest)
+            CHECK(mdb_txn_begin(env, t, 0, &child));
+        MDB_txn *loading = nest ? child : t;
+        meddler am = {feed_of(r, cnt), loading, t, other, cnt / 2, 0, 0, 0};
+        EXPECT(mdbcore_bulk_load(loading, other, next_meddling, &am, 0), MDB_BAD_TXN);
+        /* both handles are gone now; the last commit is what readers see */
+        CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &t));
+        CHECK(mdb_stat(t, other, &st));
+        if (st.ms_entries != cnt)
+            FAIL("abort from the callback (nest %d): %zu entries, want the committed %zu",
+                 nest, st.ms_entries, cnt);
+        mdb_txn_abort(t);
+        check_clean(env, "after an abort from the callback");
+    }
     mdb_env_close(env);
 
     /* MDB_MAP_FULL: poisons the txn, the last snapshot stays */
@@ -454,7 +514,7 @@ static void errors(const char *base)
     mdb_env_close(env);
     free_set(r, cnt);
     printf("errors: KEYEXIST x2, callback error, EINVAL target/flags, INCOMPATIBLE, EACCES, "
-           "abort, nested, MAP_FULL: ok\n");
+           "abort, nested, callback using the txn, abort from the callback, MAP_FULL: ok\n");
 }
 
 int main(int argc, char **argv)
