@@ -14,6 +14,8 @@ import pytest
 
 from conftest import proc_env, put_main, read_db, real
 
+from mdb_cli import engine
+
 DBS = ["plain", "dups", "ints", "fixed"]
 
 
@@ -309,7 +311,8 @@ def test_integerkey_append_uses_native_order(run, tmp_path: Path) -> None:
         input=lines,
     )
     assert res.exit_code == 0, res.stderr
-    assert "append mode" in res.stderr
+    # one batch into an empty database: bulk-loaded by the mdb engine, appended by py-lmdb
+    assert ("bulk mode" if engine.name() == "mdb" else "append mode") in res.stderr
     assert [k for k, _ in read_db(tmp_path / "e", b"i")] == keys
 
 
@@ -480,3 +483,23 @@ def test_wrong_format_gets_a_hint(run, tmp_path: Path) -> None:
     assert res.exit_code == 1 and "use --format jsonl" in res.stderr
     res = run("load", str(tmp_path / "e"), input=b"key\nvalue\n")
     assert res.exit_code == 1 and "use -T" in res.stderr
+
+
+@pytest.mark.skipif(engine.name() != "mdb", reason="bulk loading needs the mdb engine")
+def test_sorted_input_into_an_empty_database_is_bulk_loaded(run, tmp_path: Path) -> None:
+    lines = b"".join(b'{"key":"k%05d","value":"v%d"}\n' % (i, i) for i in range(5000))
+    res = run("load", "--format", "jsonl", "--batch-size", "0", str(tmp_path / "a"), input=lines)
+    assert res.exit_code == 0, res.stderr
+    assert "bulk mode" in res.stderr
+    # batches after the first one append
+    res = run(
+        "load", "--format", "jsonl", "--batch-size", "1000", str(tmp_path / "b"), input=lines
+    )
+    assert "bulk+append mode" in res.stderr
+    want = [(b"k%05d" % i, b"v%d" % i) for i in range(5000)]
+    assert read_db(tmp_path / "a") == want == read_db(tmp_path / "b")
+    res = run("check", str(tmp_path / "a"))
+    assert res.exit_code == 0, res.stdout + res.stderr
+    # not empty any more: the next load does not bulk-load
+    more = b'{"key":"k99999","value":"w"}\n'
+    assert "append mode" in run("load", "--format", "jsonl", str(tmp_path / "a"), input=more).stderr

@@ -8,6 +8,10 @@ How a load runs:
 - While the records arrive in the database's order and above its last record, the
   batch is written with the append fast path (MDB_APPEND / APPENDDUP). The first
   record out of order turns it off for the rest of the load.
+- When the target database is empty (and not DUPSORT) and the first batch is in its
+  order, that batch is bulk-loaded: the engine builds its pages bottom-up
+  (``Transaction.load_sorted``, the mdb engine only). With ``--batch-size 0`` that is
+  the whole load.
 - When the map fills up, the batch is rolled back, the map is doubled and the
   batch is written again (unless --no-grow).
 """
@@ -265,6 +269,7 @@ class Loader:
         self.committed = 0
         self.skipped = 0
         self.appended_batches = 0
+        self.bulk_batches = 0
         self.batches = 0
         self.max_key = env.max_key_size()
         self.progress = Progress("loading", total, progress_on, unit="items")
@@ -323,6 +328,8 @@ class Loader:
         sort_key = _sort_key(have["integerkey"], have["reverse_key"])
         dup_key = _sort_key(have["integerdup"], have["reverse_dup"])
         last = self._last_record(db, dupsort, sort_key, dup_key)
+        # an empty target: its first batch, if in order, is built bottom-up
+        bulk = last is None and not dupsort
         appendable = True
         max_key = self.max_key
         max_dup = max_key if dupsort else None
@@ -363,7 +370,8 @@ class Loader:
                 appendable, last = self._check_order(
                     batch, appendable, last, dupsort, sort_key, dup_key
                 )
-                self._write(db, batch, first_line, lineno, appendable, dupsort)
+                self._write(db, batch, first_line, lineno, appendable, dupsort, bulk)
+                bulk = False
                 batch = []
                 append = batch.append
                 first_line = 0
@@ -371,7 +379,7 @@ class Loader:
             appendable, last = self._check_order(
                 batch, appendable, last, dupsort, sort_key, dup_key
             )
-            self._write(db, batch, first_line, lineno, appendable, dupsort)
+            self._write(db, batch, first_line, lineno, appendable, dupsort, bulk)
 
     def _last_record(
         self,
@@ -421,18 +429,30 @@ class Loader:
         last_line: int,
         append: bool,
         dupsort: bool,
+        bulk: bool = False,
     ) -> None:
         app, env = self.app, self.env
         eng = app.engine
         overwrite = not (self.no_overwrite and not dupsort)
         dupdata = not (self.no_overwrite and dupsort)
+        bulk = bulk and append
         while True:
             txn = app.begin_write(env, self.path)
             try:
-                with txn.cursor(db=db) as cur:
-                    _consumed, added = cur.putmulti(
-                        batch, dupdata=dupdata, overwrite=overwrite, append=append
-                    )
+                if bulk and hasattr(txn, "load_sorted"):
+                    try:
+                        added = txn.load_sorted(batch, db=db)
+                    except eng.KeyExistsError:
+                        # our idea of the order differs from the engine's: put them
+                        txn.abort()
+                        bulk = append = False
+                        continue
+                else:
+                    bulk = False
+                    with txn.cursor(db=db) as cur:
+                        _consumed, added = cur.putmulti(
+                            batch, dupdata=dupdata, overwrite=overwrite, append=append
+                        )
                 if append and added != len(batch):
                     # Our idea of the order differs from the engine's: write it again.
                     txn.abort()
@@ -465,7 +485,9 @@ class Loader:
                 raise
             break
         self.batches += 1
-        if append:
+        if bulk:
+            self.bulk_batches += 1
+        elif append:
             self.appended_batches += 1
         self.committed += added
         self.skipped += len(batch) - added
@@ -477,11 +499,14 @@ class Loader:
 
     def finish(self) -> None:
         self.progress.finish()
-        mode = (
-            "append"
-            if self.batches and self.appended_batches == self.batches
-            else ("mixed" if self.appended_batches else "insert")
-        )
+        fast = self.appended_batches + self.bulk_batches
+        if self.batches and self.bulk_batches == self.batches:
+            mode = "bulk"
+        elif self.batches and fast == self.batches:
+            mode = "bulk+append" if self.bulk_batches else "append"
+        else:
+            mode = "mixed" if fast else "insert"
+
         skipped = f", {self.skipped:,} skipped (already present)" if self.skipped else ""
         self.app.info(
             f"loaded {self.committed:,} records in {self.batches} batch(es), "

@@ -179,7 +179,9 @@ PyObject *mdb_core_load_sorted(TxnObject *txn, DbObject *db, PyObject *iterable)
     /* The callback runs Python code with the GIL held; nothing else may use this txn
      * (or its parents) until the load returns. */
     txn_busy(txn, 1);
+    txn->loading = 1;
     int rc = mdbcore_bulk_load(txn->txn, db->dbi, feed_next, &f, 0);
+    txn->loading = 0;
     txn_busy(txn, -1);
     Py_ssize_t n = f.count;
     feed_release(&f);

@@ -37,6 +37,19 @@ int txn_check(TxnObject *txn)
         err_forked(txn->env->pid);
         return -1;
     }
+    for (TxnObject *t = txn; t; t = t->parent) {
+        if (t->loading) {
+            /* the engine answers MDB_BAD_TXN to such calls too (cffi backend) */
+            PyObject *name = PyUnicode_FromString("BadTxnError");
+            if (name) {
+                err_typed(name, "load_sorted", MDB_BAD_TXN,
+                          "this transaction is running load_sorted(): its iterable may not "
+                          "use it");
+                Py_DECREF(name);
+            }
+            return -1;
+        }
+    }
     if (txn->busy) {
         err_msg("Transaction is in use by another thread.");
         return -1;

@@ -93,6 +93,7 @@ typedef struct TxnObject {
     int write;
     int buffers;
     int busy;              /* an op runs on it with the GIL released */
+    int loading;           /* load_sorted runs: its iterable may not use this txn */
     int created_dbs;       /* databases opened in this txn, not yet committed */
     struct TxnObject *next, *prev;   /* env->txns list */
     struct CursorObject *cursors;    /* cursors of this txn */

@@ -52,6 +52,7 @@ PyObject *txn_new(EnvObject *env, DbObject *db, TxnObject *parent, int write, in
     self->write = write;
     self->buffers = buffers;
     self->busy = 0;
+    self->loading = 0;
     self->created_dbs = 0;
     self->next = self->prev = NULL;
     self->cursors = NULL;

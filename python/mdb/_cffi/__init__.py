@@ -13,7 +13,9 @@ raise instead of touching the parent's engine state.
 
 from __future__ import annotations
 
+import errno
 import functools
+import itertools
 import os
 import time
 import weakref
@@ -120,6 +122,35 @@ def _put_error(what: str, rc: int, klen: int, vlen: int, env: Environment) -> No
     if rc == _BADVAL:
         _badvalsize(what, vlen, env._maxkey)
     _raise(what, rc)
+
+
+def _load_error(rc: int, count: int) -> NoReturn:
+    """Transaction.load_sorted's errors, worded as the C extension words them."""
+    from .. import errors
+
+    reason = ffi.string(lib.mdb_strerror(rc)).decode("utf-8", "replace")
+    if rc == lib.MDB_KEYEXIST:
+        cls: Any = errors.KeyExistsError
+        msg = (
+            f"load_sorted: record #{count - 1} is not after the one before it (keys must be "
+            "strictly ascending in the database's order); nothing was loaded"
+        )
+    elif rc == errno.EINVAL:
+        cls, msg = errors.InvalidParameterError, "load_sorted: the target database must be empty"
+    elif rc == lib.MDB_INCOMPATIBLE:
+        cls = errors.IncompatibleError
+        msg = (
+            "load_sorted: DUPSORT databases are not supported (use putmulti with append=True)"
+        )
+    elif rc == lib.MDB_BAD_VALSIZE:
+        cls = errors.BadValsizeError
+        msg = (
+            f"load_sorted: record #{count - 1} has an empty or too long key, or a value over "
+            "4 GiB; nothing was loaded"
+        )
+    else:
+        _raise("load_sorted", rc)
+    raise cls(msg, what="load_sorted", code=rc, reason=reason)
 
 
 def _inbuf(obj: Any, name: str) -> tuple[Any, int]:
@@ -261,6 +292,70 @@ _reader_lines: list[str] = []
 def _mdbpy_reader_cb(msg: Any, ctx: Any) -> int:
     _reader_lines.append(ffi.string(msg).decode("utf-8", "replace"))
     return 0
+
+
+class _LoadFeed:
+    """Transaction.load_sorted's source: packs the next records of the iterable into one
+    buffer per chunk (see mdbpy_bulk_load), keeping the chunk alive until the next one."""
+
+    CHUNK = 2048
+
+    __slots__ = ("it", "count", "error", "keep")
+
+    def __init__(self, iterable: Any) -> None:
+        self.it = iter(iterable)
+        self.count = 0
+        self.error: BaseException | None = None
+        self.keep: tuple[Any, ...] = ()
+
+    def refill(self, chunk: Any) -> int:
+        parts: list[Any] = []
+        sizes: list[int] = []
+        n = 0
+        for item in itertools.islice(self.it, self.CHUNK):
+            if type(item) is not tuple and not isinstance(item, (tuple, list)):
+                raise TypeError(
+                    "load_sorted(): items must be (key, value) pairs, got "
+                    f"{type(item).__name__} at #{self.count + n}"
+                )
+            if len(item) != 2:
+                raise TypeError(
+                    "load_sorted(): items must be (key, value) pairs, got "
+                    f"{len(item)} elements at #{self.count + n}"
+                )
+            k, v = item
+            if type(k) is not bytes:
+                k = ffi.buffer(_inbuf(k, "key")[0])[:]
+            if type(v) is not bytes:
+                v = ffi.buffer(_inbuf(v, "value")[0])[:]
+            parts.append(k)
+            parts.append(v)
+            sizes.append(len(k))
+            sizes.append(len(v))
+            n += 1
+        if not n:
+            return 1
+        data = b"".join(parts)
+        c_sizes = ffi.new("size_t[]", sizes)
+        c_data = ffi.from_buffer(data)
+        self.keep = (data, c_data, c_sizes)
+        chunk.data = c_data
+        chunk.sizes = c_sizes
+        chunk.n = n
+        self.count += n
+        return 0
+
+
+if HAVE_CHECK:
+
+    @ffi.def_extern()
+    def _mdbpy_load_refill(handle: Any, chunk: Any) -> int:
+        feed: _LoadFeed = ffi.from_handle(handle)
+        try:
+            return feed.refill(chunk)
+        except BaseException as exc:  # re-raised by load_sorted once the core is out
+            feed.error = exc
+            return -1
 
 
 class Environment:
@@ -1217,6 +1312,33 @@ class Transaction:
         self._check()
         with Cursor(self._resolve(db), self) as c:
             return c.putmulti(items, dupdata, overwrite, append)
+
+    @_op
+    def load_sorted(self, iterable: Any, db: _Database | None = None) -> int:
+        """Fill an empty database from (key, value) pairs in strictly ascending key order,
+        building its pages bottom-up; returns the number of records.  Out-of-order or
+        repeated keys raise KeyExistsError and leave the database empty."""
+        self._check()
+        d = self._resolve(db)
+        if not HAVE_CHECK:
+            raise Error("load_sorted() needs the mdb core (this build links the system liblmdb)")
+        if not self._write:
+            _raise("load_sorted", errno.EACCES)
+        feed = _LoadFeed(iterable)
+        handle = ffi.new_handle(feed)
+        count = ffi.new("size_t *")
+        py_error = ffi.new("int *")
+        rc = lib.mdbpy_bulk_load(self._txn, d._dbi, lib._mdbpy_load_refill, handle, count,
+                                 py_error)
+        feed.keep = ()
+        if self._cached or self._parent is not None:
+            _wrote(self)
+        if py_error[0]:
+            assert feed.error is not None
+            raise feed.error
+        if rc:
+            _load_error(rc, int(count[0]))
+        return int(count[0])
 
     @_op
     def replace(self, key: Any, value: Any, db: _Database | None = None) -> Any:

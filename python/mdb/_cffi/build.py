@@ -138,6 +138,11 @@ int mdbpy_check_text(void *rp, MDB_msg_func *func, void *ctx);
 void mdbpy_check_free(void *rp);
 int mdbpy_reader_info(MDB_env *env, unsigned long long *vals, size_t max, size_t *count,
                       unsigned flags);
+typedef struct mdbpy_chunk { const char *data; const size_t *sizes; size_t n; } mdbpy_chunk;
+typedef int (*mdbpy_refill_fn)(void *handle, mdbpy_chunk *chunk);
+extern "Python" int _mdbpy_load_refill(void *, mdbpy_chunk *);
+int mdbpy_bulk_load(MDB_txn *txn, MDB_dbi dbi, mdbpy_refill_fn refill, void *handle,
+                    size_t *count, int *py_error);
 """
 
 

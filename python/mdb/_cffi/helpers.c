@@ -230,6 +230,49 @@ int mdbpy_reader_info(MDB_env *env, unsigned long long *vals, size_t max, size_t
     free(v);
     return rc;
 }
+
+typedef struct load_state {
+    mdbpy_refill_fn refill;
+    void *handle;
+    mdbpy_chunk chunk;
+    size_t i, off, count;
+    int py_error;
+} load_state;
+
+static int load_next(void *ctx, MDB_val *key, MDB_val *data)
+{
+    load_state *s = ctx;
+    while (s->i == s->chunk.n) {
+        int r = s->refill(s->handle, &s->chunk);
+        if (r == 1)
+            return MDB_NOTFOUND;
+        if (r != 0) {
+            s->py_error = 1;
+            return ECANCELED;
+        }
+        s->i = 0;
+        s->off = 0;
+    }
+    key->mv_size = s->chunk.sizes[2 * s->i];
+    key->mv_data = (char *)s->chunk.data + s->off;
+    s->off += key->mv_size;
+    data->mv_size = s->chunk.sizes[2 * s->i + 1];
+    data->mv_data = (char *)s->chunk.data + s->off;
+    s->off += data->mv_size;
+    s->i++;
+    s->count++;
+    return 0;
+}
+
+int mdbpy_bulk_load(MDB_txn *txn, MDB_dbi dbi, mdbpy_refill_fn refill, void *handle,
+                    size_t *count, int *py_error)
+{
+    load_state s = {refill, handle, {NULL, NULL, 0}, 0, 0, 0, 0};
+    int rc = mdbcore_bulk_load(txn, dbi, load_next, &s, 0);
+    *count = s.count;
+    *py_error = s.py_error;
+    return rc;
+}
 #else
 int mdbpy_have_check(void)
 {

@@ -60,4 +60,16 @@ void mdbpy_check_free(void *rp);
 /* Issue 13 extras (our core only). */
 int mdbpy_reader_info(MDB_env *env, unsigned long long *vals, size_t max, size_t *count,
                       unsigned flags);
+/* Transaction.load_sorted: records come in chunks -- `data` holds key and value bytes back
+ * to back, `sizes` their lengths (2 per record), `n` records -- so that Python is called
+ * once per chunk, not once per record.  refill() fills the next chunk and returns 0, 1 at
+ * the end of the input, or -1 when Python raised. */
+typedef struct mdbpy_chunk {
+    const char *data;
+    const size_t *sizes;
+    size_t n;
+} mdbpy_chunk;
+typedef int (*mdbpy_refill_fn)(void *handle, mdbpy_chunk *chunk);
+int mdbpy_bulk_load(MDB_txn *txn, MDB_dbi dbi, mdbpy_refill_fn refill, void *handle,
+                    size_t *count, int *py_error);
 #endif
