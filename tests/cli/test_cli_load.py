@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from conftest import proc_env, put_main, read_db, real
-
 from mdb_cli import engine
 
 DBS = ["plain", "dups", "ints", "fixed"]
@@ -492,9 +491,7 @@ def test_sorted_input_into_an_empty_database_is_bulk_loaded(run, tmp_path: Path)
     assert res.exit_code == 0, res.stderr
     assert "bulk mode" in res.stderr
     # batches after the first one append
-    res = run(
-        "load", "--format", "jsonl", "--batch-size", "1000", str(tmp_path / "b"), input=lines
-    )
+    res = run("load", "--format", "jsonl", "--batch-size", "1000", str(tmp_path / "b"), input=lines)
     assert "bulk+append mode" in res.stderr
     want = [(b"k%05d" % i, b"v%d" % i) for i in range(5000)]
     assert read_db(tmp_path / "a") == want == read_db(tmp_path / "b")

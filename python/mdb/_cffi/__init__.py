@@ -139,9 +139,7 @@ def _load_error(rc: int, count: int) -> NoReturn:
         cls, msg = errors.InvalidParameterError, "load_sorted: the target database must be empty"
     elif rc == lib.MDB_INCOMPATIBLE:
         cls = errors.IncompatibleError
-        msg = (
-            "load_sorted: DUPSORT databases are not supported (use putmulti with append=True)"
-        )
+        msg = "load_sorted: DUPSORT databases are not supported (use putmulti with append=True)"
     elif rc == lib.MDB_BAD_VALSIZE:
         cls = errors.BadValsizeError
         msg = (
@@ -1328,8 +1326,7 @@ class Transaction:
         handle = ffi.new_handle(feed)
         count = ffi.new("size_t *")
         py_error = ffi.new("int *")
-        rc = lib.mdbpy_bulk_load(self._txn, d._dbi, lib._mdbpy_load_refill, handle, count,
-                                 py_error)
+        rc = lib.mdbpy_bulk_load(self._txn, d._dbi, lib._mdbpy_load_refill, handle, count, py_error)
         feed.keep = ()
         if self._cached or self._parent is not None:
             _wrote(self)
