@@ -58,8 +58,9 @@ def check(app: App, env: str, nosubdir: bool, as_json: bool) -> None:
         click.echo(render(env, report), nl=False)
     if not report["ok"]:
         app.abort(
-            f"{env} is damaged: {report['problems_total']} problem(s) found; dump what can be read "
-            "('mdb-cli dump') or restore a copy"
+            f"{env} is damaged: {report['problems_total']} problem(s) found; write out what can "
+            f"still be read with 'mdb-cli dump --salvage -a {env}' (and without -a for the main "
+            "database), or restore a copy"
         )
 
 

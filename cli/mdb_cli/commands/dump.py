@@ -33,6 +33,13 @@ Examples:
   mdb-cli dump -n ./data.mdb             a NOSUBDIR environment
   mdb-cli dump --format jsonl ./db       JSON lines for other tools
   mdb-cli dump -l ./db                   only list the named databases
+  mdb-cli dump --salvage -a ./db > s.dump   what can still be read of a damaged file
+
+--salvage reads the data file without the engine, walking from both meta pages
+and skipping every page that fails its checks. It writes the records it can
+reach in the same format, lists on stderr what it could not read, and exits
+with code 1 when anything was lost (0 and plain dump's output when the file is
+intact).
 """
 
 
@@ -60,6 +67,11 @@ Examples:
     show_default=True,
     help="mdb_dump text, or JSON lines (one database only).",
 )
+@click.option(
+    "--salvage",
+    is_flag=True,
+    help="Damaged file: write every record still reachable, report what was lost.",
+)
 @click.pass_obj
 def dump(
     app: App,
@@ -71,11 +83,17 @@ def dump(
     list_only: bool,
     output: str,
     fmt: str,
+    salvage: bool,
 ) -> None:
     if name is not None and all_dbs:
         app.abort("-s and -a do not go together: dump one database or all of them", EXIT_USAGE)
     if fmt == "jsonl" and (all_dbs or printable):
         app.abort("--format jsonl writes one database and has no -p form", EXIT_USAGE)
+    if salvage:
+        from mdb_cli.commands.salvage_dump import salvage_dump
+
+        salvage_dump(app, env, name, all_dbs, printable, nosubdir, list_only, output, fmt)
+        return
     environment = app.open_env(env, nosubdir=nosubdir, readonly=True)
     try:
         with app.engine_errors(env):
