@@ -116,16 +116,22 @@ def main() -> None:
                     real_outcome["read through"] += 1
                 real_got += sum(1 for rec in set(parse_dump(text)) if rec in original)
         n = len(cases)
-        print(f"bad-file suite, seed {a.seed}: {n} damaged copies of a file of "
-              f"{len(original):,} records (4 databases)")
-        print(f"mdb-cli dump --salvage: {got:,} of {total:,} records recovered "
-              f"({100 * got / total:.1f}%); every record in {full} copies, none in {nothing}; "
-              f"{wrong} records not in the original")
+        print(
+            f"bad-file suite, seed {a.seed}: {n} damaged copies of a file of "
+            f"{len(original):,} records (4 databases)"
+        )
+        print(
+            f"mdb-cli dump --salvage: {got:,} of {total:,} records recovered "
+            f"({100 * got / total:.1f}%); every record in {full} copies, none in {nothing}; "
+            f"{wrong} records not in the original"
+        )
         print("  exit codes: " + ", ".join(f"{k}: {v}" for k, v in sorted(exits.items())))
         if mdb_dump:
-            print(f"real mdb_dump -a (LMDB 0.9.24): {real_got:,} of {total:,} records "
-                  f"({100 * real_got / total:.1f}%); "
-                  + ", ".join(f"{k}: {v}" for k, v in sorted(real_outcome.items())))
+            print(
+                f"real mdb_dump -a (LMDB 0.9.24): {real_got:,} of {total:,} records "
+                f"({100 * real_got / total:.1f}%); "
+                + ", ".join(f"{k}: {v}" for k, v in sorted(real_outcome.items()))
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

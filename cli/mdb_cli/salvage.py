@@ -115,7 +115,7 @@ class DbRecord:
     root: int
 
     @classmethod
-    def parse(cls, buf: Any, off: int) -> "DbRecord":
+    def parse(cls, buf: Any, off: int) -> DbRecord:
         return cls(*_DBREC.unpack_from(buf, off))
 
 
@@ -264,7 +264,7 @@ class _Tree:
 class _Walker:
     def __init__(
         self,
-        s: "Salvager",
+        s: Salvager,
         meta: Meta,
         wanted: Optional[dict[Any, Lost]] = None,
         known: frozenset[bytes] = frozenset(),
@@ -393,8 +393,10 @@ class _Walker:
         if flags == P_BRANCH:
             self.walk_branch(t, pgno, base, n, upper, level, lo, hi, owner_key, rec)
         elif leaf2:
-            items = [bytes(self.mm[base + PAGEHDRSZ + i * ks2 : base + PAGEHDRSZ + (i + 1) * ks2])
-                     for i in range(n)]
+            items = [
+                bytes(self.mm[base + PAGEHDRSZ + i * ks2 : base + PAGEHDRSZ + (i + 1) * ks2])
+                for i in range(n)
+            ]
             if ks2 != rec.pad and rec.pad:
                 self.problem(t, pgno, f"LEAF2 item size {ks2}, the sub-database says {rec.pad}")
             kept = self.in_order(t, pgno, [(t.skey(k), k) for k in items], lo, hi, owner_key)
@@ -439,7 +441,9 @@ class _Walker:
             else:
                 seps.append(t.skey(bytes(mm[base + off + NODESIZE : base + off + NODESIZE + ks])))
         if broken:
-            self.problem(t, pgno, "branch page: some nodes lie outside the page: their subtrees lost")
+            self.problem(
+                t, pgno, "branch page: some nodes lie outside the page: their subtrees lost"
+            )
             self.lose(t, lo, hi, owner_key)
         # Separators must increase inside [lo, hi); when they do not, the children are
         # checked against the page's own range only (they still check their keys).
@@ -715,9 +719,7 @@ class Salvager:
         try:
             size = os.fstat(fd).st_size
             if size < META_END:
-                raise SalvageError(
-                    f"{self.path}: {size} bytes is too short for an LMDB data file"
-                )
+                raise SalvageError(f"{self.path}: {size} bytes is too short for an LMDB data file")
             self.mm = mmap.mmap(fd, size, prot=mmap.PROT_READ)
         except OSError as exc:
             raise SalvageError(f"{self.path}: cannot map the file: {exc.strerror}") from None
@@ -747,7 +749,6 @@ class Salvager:
         return (mapsize, free, main, last_pg, txnid), ""
 
     def _run(self, size: int) -> Result:
-        mm = self.mm
         candidates = [1 << b for b in range(12, 17)] + [1 << b for b in range(11, 7, -1)]
         raw0, why0 = self._meta_at(0, 0)
         psize = 0

@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from conftest import fill, put_main, real
 
 PSIZE = 4096
@@ -154,7 +155,15 @@ def test_damage_in_a_named_dupsort_database(cli_proc, tmp_path: Path, data) -> N
     # what came back loads with real mdb_load
     out = tmp_path / "reloaded"
     out.mkdir()
-    real("mdb_load", "-f", "/dev/stdin", "-s", "plain", str(out), input=_section(res.stdout, b"plain"))
+    real(
+        "mdb_load",
+        "-f",
+        "/dev/stdin",
+        "-s",
+        "plain",
+        str(out),
+        input=_section(res.stdout, b"plain"),
+    )
     assert parse_dump(real("mdb_dump", "-s", "plain", str(out)))[b"plain"] == before[b"plain"]
 
 

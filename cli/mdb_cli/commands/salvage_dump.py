@@ -156,6 +156,5 @@ def _report(app: App, env: str, result: Result, dbs: list[Database]) -> None:
     written = sum(db.count() for db in dbs)
     lost_text = f"about {total_lost} records lost" if total_lost else "records may be lost"
     app.abort(
-        f"{env} is damaged: {result.problem_count} problem(s); wrote {written} records; "
-        f"{lost_text}"
+        f"{env} is damaged: {result.problem_count} problem(s); wrote {written} records; {lost_text}"
     )
