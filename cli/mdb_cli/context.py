@@ -116,12 +116,15 @@ class App:
         map_size: int = 0,
         lock: bool = True,
         max_readers: Optional[int] = None,
+        max_map_size: Optional[int] = None,
     ) -> Any:
         """Open an environment, or abort with a message that names ``path``.
 
         ``map_size=0`` adopts the size recorded in the file (or LMDB's default for a
         new file), as LMDB's own tools do. ``max_readers`` sizes the reader table of
-        an environment that nobody has open yet.
+        an environment that nobody has open yet. ``max_map_size`` lets the map grow by
+        itself up to that size (the mdb engine only; callers check
+        ``engine.has_growing_map()``).
         """
         if not create:
             self.check_env_path(path, nosubdir)
@@ -144,6 +147,7 @@ class App:
                 max_dbs=MAX_DBS,
                 lock=lock,
                 **({"max_readers": max_readers} if max_readers else {}),
+                **({"max_map_size": max_map_size} if max_map_size else {}),
             )
         except eng.Error as exc:
             kind = type(exc).__name__

@@ -106,6 +106,14 @@ def has_check(env: Any) -> bool:
     return True
 
 
+def has_growing_map() -> bool:
+    """True when ``open(..., max_map_size=N)`` works: the mdb engine on its own core."""
+    if name() != "mdb":
+        return False
+    features = getattr(get(), "backend_features", None)
+    return isinstance(features, dict) and bool(features.get("check"))
+
+
 def has_freelist(env: Any) -> bool:
     """True when the environment can report its free list (``env.freelist()``)."""
     return callable(getattr(env, "freelist", None))

@@ -105,6 +105,7 @@ class Environment:
         max_spare_txns: int = 0,
         lock: bool = True,
         lib_version: int | None = None,
+        max_map_size: int | None = None,
     ) -> None: ...
     @property
     def readonly(self) -> bool: ...

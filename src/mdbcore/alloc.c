@@ -1,7 +1,7 @@
 /*
  * alloc.c -- page allocation for write txns (layer L4).  Order of preference: a loose page
  * (freed earlier in this txn), pages reclaimed from the free list (freelist.c), then new
- * pages at next_pgno, refused with MDB_MAP_FULL past the map.
+ * pages at next_pgno, refused with MDB_MAP_FULL past the map (a growing map grows first).
  * Invariant: every page returned is in the dirty list, flagged P_DIRTY, with a fresh header.
  * Under WRITEMAP the page is the map page itself (safe: no reader can reach a page that
  * is free or new), otherwise a heap copy written out at commit.
@@ -38,8 +38,9 @@ int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out)
     int fresh = 0;
     if (pg == P_INVALID) {
         pg = txn->next_pgno;
-        if (pg + n >= env->maxpg)
-            return MDB_MAP_FULL;
+        /* past the map: a growing map grows (datafile.c), any other is full */
+        if (pg + n >= env->maxpg && (rc = datafile_grow_for(env, pg + n + 1)) != 0)
+            return rc;
         fresh = 1;
     }
     page *p;

@@ -22,6 +22,7 @@ int mdb_env_create(MDB_env **out)
     env->numdbs = CORE_DBS;
     env->maxkeysize = MDB_MAXKEYSIZE_DEFAULT;
     pthread_mutex_init(&env->dbi_mutex, NULL);
+    pthread_mutex_init(&env->map_mutex, NULL);
     *out = env;
     return 0;
 }
@@ -159,6 +160,22 @@ int mdb_env_set_mapsize(MDB_env *env, size_t size)
     if (!env)
         return EINVAL;
     return env_set_mapsize(env, size);
+}
+
+/* mdbcore.h: the upper bound of a map that grows by itself (datafile.c). */
+int mdbcore_env_set_maxsize(MDB_env *env, size_t bytes)
+{
+    if (!env || env->map)
+        return EINVAL;
+    if (bytes > ((size_t)1 << 46)) /* 64 TiB: within a 47-bit address space, with room */
+        return EINVAL;
+    env->maxsize = bytes;
+    return 0;
+}
+
+size_t mdbcore_env_get_maxsize(MDB_env *env)
+{
+    return env ? env->maxsize : 0;
 }
 
 int mdb_env_set_maxreaders(MDB_env *env, unsigned int readers)

@@ -161,6 +161,11 @@ int meta_write(MDB_env *env, MDB_txn *txn);
 int datafile_map(MDB_env *env, void *addr);
 void datafile_unmap(MDB_env *env);
 int datafile_refresh_size(MDB_env *env);
+/* Map more of the file in place, up to `size` bytes (capped by the reservation); safe
+ * with readers running in other threads.  0, or an OS error. */
+int datafile_grow(MDB_env *env, size_t size);
+/* Grow so that `pages` pages fit (doubling, capped by the reservation): 0 or MDB_MAP_FULL. */
+int datafile_grow_for(MDB_env *env, pgno_t pages);
 int datafile_sync(MDB_env *env, int force);
 
 /* ============================== L3: read path ====================================== */

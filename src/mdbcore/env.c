@@ -189,6 +189,7 @@ void env_close(MDB_env *env)
     free(env->data_path);
     free(env->lock_path);
     pthread_mutex_destroy(&env->dbi_mutex);
+    pthread_mutex_destroy(&env->map_mutex);
     free(env);
 }
 

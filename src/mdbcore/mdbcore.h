@@ -266,6 +266,20 @@ int mdbcore_env_set_dirty_limit(MDB_env *env, size_t pages);
 uint64_t mdbcore_env_spilled_pages(MDB_env *env);
 
 /* ====================================================================================
+ * 4b. A map that grows by itself (datafile.c).  Set before mdb_env_open: the upper bound
+ *    of the map, in bytes (0, the default, turns it off; at most 64 TiB, else EINVAL;
+ *    EINVAL after open).  The environment then reserves that much address space at open
+ *    and maps the file at its start.  When a write txn needs a page past the map, the
+ *    map doubles in place (never past the bound) instead of failing with MDB_MAP_FULL;
+ *    the new size goes into the meta page at commit.  Other processes whose environment
+ *    has a bound follow at their next txn begin, within their own bound; the others (and
+ *    real LMDB) see the enlarged map as LMDB does: MDB_MAP_RESIZED once the data passes
+ *    their map, then mdb_env_set_mapsize(env, 0).  mdb_env_info reports the current size.
+ * ==================================================================================== */
+int mdbcore_env_set_maxsize(MDB_env *env, size_t bytes);
+size_t mdbcore_env_get_maxsize(MDB_env *env);
+
+/* ====================================================================================
  * 5. Readers that heal (readers.c, readers_info.c).  A write txn that finds the oldest
  *    snapshot held by another process tests whether that process is alive (the test of
  *    mdb_reader_check) and clears its slots if it died; a process found alive is tested

@@ -178,6 +178,14 @@ struct MDB_env {
     uint8_t *map;         /* the memory map of data.mdb */
     size_t mapsize;
     pgno_t maxpg;         /* mapsize / psize */
+    /* A map that grows by itself (mdbcore_env_set_maxsize): the upper bound asked for, and
+     * the address space reserved at open (>= mapsize; == mapsize when not growing).  The
+     * file is mapped at the start of the reservation; growing maps more of it in place,
+     * so the map never moves under readers (datafile.c).  map_mutex serialises growth
+     * between the writer and threads beginning txns. */
+    size_t maxsize;
+    size_t map_span;
+    pthread_mutex_t map_mutex;
     meta_record *metas[2];/* pointers into the map at pages 0 and 1 */
     MDB_txn *write_txn;   /* the env's one write txn object, reused */
     pgno_t file_pages;    /* data file length in pages, as last seen (datafile.c) */

@@ -129,6 +129,13 @@ static int renew_inner(MDB_txn *txn)
     pthread_mutex_unlock(&env->dbi_mutex);
     if (txn->dbs[MAIN_DBI].root != P_INVALID && txn->dbs[MAIN_DBI].root >= txn->next_pgno)
         return CORRUPT_AT(txn->dbs[MAIN_DBI].root);
+    /* Another process grew the map (the size is in the meta): a growing map follows it
+     * in place, within its own reservation; any other map reports MAP_RESIZED when the
+     * data no longer fits, as in LMDB. */
+    if (m->mapsize > env->mapsize && env->map_span > env->mapsize) {
+        if ((rc = datafile_grow(env, (size_t)m->mapsize)) != 0)
+            return rc;
+    }
     if (txn->next_pgno > env->maxpg)
         return MDB_MAP_RESIZED;
     if (txn->next_pgno > env->file_pages)

@@ -338,6 +338,31 @@ def test_map_grows_when_full(run, tmp_path: Path) -> None:
     assert len(read_db(tmp_path / "e")) == 3000
 
 
+@pytest.mark.skipif(not engine.has_growing_map(), reason="a growing map needs the mdb core")
+def test_mdb_map_grows_in_place_without_retrying(run, tmp_path: Path) -> None:
+    # 3,000 records of 500 bytes in one batch into a 256 KiB map: no map-full retry (the
+    # debug log would say "map full at"), and the grown size is in the file
+    lines = b"".join(b'{"key":"k%05d","value":"%s"}\n' % (i, b"x" * 500) for i in range(3000))
+    res = run(
+        "-v",
+        "load",
+        "--format",
+        "jsonl",
+        "--map-size",
+        "256K",
+        "--batch-size",
+        "0",
+        str(tmp_path / "e"),
+        input=lines,
+    )
+    assert res.exit_code == 0, res.stderr
+    assert "map full at" not in res.stderr
+    assert len(read_db(tmp_path / "e")) == 3000
+    stat = real("mdb_stat", "-e", str(tmp_path / "e")).decode()
+    size = int(stat.split("Map size: ")[1].split()[0])
+    assert size > 256 * 1024
+
+
 def test_map_full_without_grow_says_what_size_to_ask_for(run, tmp_path: Path) -> None:
     lines = b"".join(b'{"key":"k%05d","value":"%s"}\n' % (i, b"x" * 500) for i in range(3000))
     res = run(

@@ -12,8 +12,10 @@ How a load runs:
   order, that batch is bulk-loaded: the engine builds its pages bottom-up
   (``Transaction.load_sorted``, the mdb engine only). With ``--batch-size 0`` that is
   the whole load.
-- When the map fills up, the batch is rolled back, the map is doubled and the
-  batch is written again (unless --no-grow).
+- With --grow (the default) and the mdb engine the map grows by itself, in place, up
+  to GROW_BOUND (``max_map_size``, docs/beyond.md). With py-lmdb, or past that bound,
+  when the map fills up the batch is rolled back, the map is doubled and the batch is
+  written again (unless --no-grow).
 """
 
 from __future__ import annotations
@@ -108,7 +110,8 @@ _DB_FLAG_CHOICES = {
     "--grow/--no-grow",
     default=True,
     show_default=True,
-    help="Double the map and retry the batch when the map is full.",
+    help="Let the map grow when it is full (mdb: in place, by itself; py-lmdb: double it "
+    "and retry the batch).",
 )
 @click.option(
     "--db-flag",
@@ -151,7 +154,7 @@ def load(
                 app.abort(f"bad input: {exc}")
             want_map = max(map_size or 0, (section.mapsize or 0) if section else 0)
             maxreaders = section.maxreaders if section else None
-            environment = _open_target(app, env, nosubdir, want_map, maxreaders)
+            environment = _open_target(app, env, nosubdir, want_map, maxreaders, grow)
             loader = Loader(
                 app,
                 environment,
@@ -174,7 +177,7 @@ def load(
                 loader.load(target, section.flags, reader.records())
                 section = reader.next_section()
         else:
-            environment = _open_target(app, env, nosubdir, map_size or 0, None)
+            environment = _open_target(app, env, nosubdir, map_size or 0, None, grow)
             loader = Loader(
                 app,
                 environment,
@@ -229,9 +232,16 @@ def _open_input(app: App, input_file: str) -> tuple[IO[bytes], Optional[int]]:
     return stream, total
 
 
+#: upper bound of a target's map that grows by itself (address space, not disk)
+GROW_BOUND = 1 << 40
+
+
 def _open_target(
-    app: App, path: str, nosubdir: bool, map_size: int, maxreaders: Optional[int]
+    app: App, path: str, nosubdir: bool, map_size: int, maxreaders: Optional[int], grow: bool
 ) -> Any:
+    bound = None
+    if grow and engine.has_growing_map():
+        bound = max(GROW_BOUND, map_size)
     return app.open_env(
         path,
         nosubdir=nosubdir,
@@ -239,6 +249,7 @@ def _open_target(
         create=True,
         map_size=map_size,
         max_readers=maxreaders,
+        max_map_size=bound,
     )
 
 

@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H)
+#include "mdbcore.h"
+#endif
 
 #define FASTARGS PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
 #define METH_FK (METH_FASTCALL | METH_KEYWORDS)
@@ -49,6 +52,13 @@ int env_update_map_range(EnvObject *env)
         }
     }
     fclose(f);
+#if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H)
+    /* A growing map keeps the address space of its bound: all of it is (or will be) the
+     * file, mapped in place as the map grows. */
+    size_t bound = mdbcore_env_get_maxsize(env->env);
+    if (env->map_lo && bound && env->map_lo + bound > env->map_hi)
+        env->map_hi = env->map_lo + (bound + 4095) / 4096 * 4096;
+#endif
     return 0;
 }
 
@@ -65,10 +75,11 @@ static int env_init(EnvObject *self, PyObject *args, PyObject *kwds)
     static char *kwlist[] = {"path", "map_size", "subdir", "readonly", "metasync", "sync",
                              "map_async", "mode", "create", "readahead", "writemap",
                              "meminit", "max_readers", "max_dbs", "max_spare_txns", "lock",
-                             "lib_version", NULL};
+                             "lib_version", "max_map_size", NULL};
     PyObject *path_bytes = NULL;
     PyObject *map_size_o = NULL, *max_readers_o = NULL, *max_dbs_o = NULL;
-    PyObject *lib_version_o = Py_None;
+    PyObject *lib_version_o = Py_None, *max_map_size_o = Py_None;
+    unsigned long long max_map_size = 0;
     unsigned long long map_size = 10485760ULL;
     int subdir = 1, readonly = 0, metasync = 1, sync = 1, map_async = 0, create = 1;
     int readahead = 1, writemap = 0, meminit = 1, lock = 1;
@@ -81,12 +92,27 @@ static int env_init(EnvObject *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_TypeError, "Environment is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|OpppppippppOOipO", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|OpppppippppOOipOO", kwlist,
                                      PyUnicode_FSConverter, &path_bytes, &map_size_o, &subdir,
                                      &readonly, &metasync, &sync, &map_async, &mode, &create,
                                      &readahead, &writemap, &meminit, &max_readers_o, &max_dbs_o,
-                                     &max_spare_txns, &lock, &lib_version_o))
+                                     &max_spare_txns, &lock, &lib_version_o, &max_map_size_o))
         return -1;
+    if (max_map_size_o != Py_None) {
+        max_map_size = PyLong_AsUnsignedLongLong(max_map_size_o);
+        if (PyErr_Occurred()) {
+            Py_DECREF(path_bytes);
+            return -1;
+        }
+#if !(defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H))
+        if (max_map_size) {
+            PyErr_SetString(mdb_Error, "max_map_size needs the mdb core (this build links the "
+                                       "system liblmdb)");
+            Py_DECREF(path_bytes);
+            return -1;
+        }
+#endif
+    }
     if (lib_version_o != Py_None) {
         /* one engine: LMDB 0.9's format; py-lmdb's 1.0 engine is not available */
         long lv = PyLong_AsLong(lib_version_o);
@@ -154,6 +180,13 @@ static int env_init(EnvObject *self, PyObject *args, PyObject *kwds)
         err_set("mdb_env_set_mapsize", rc);
         goto fail;
     }
+#if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H)
+    if (max_map_size && (rc = mdbcore_env_set_maxsize(env, (size_t)max_map_size))) {
+        mdb_env_close(env);
+        err_set("max_map_size", rc);
+        goto fail;
+    }
+#endif
     if ((rc = mdb_env_set_maxreaders(env, max_readers))) {
         mdb_env_close(env);
         err_set("mdb_env_set_maxreaders", rc);
@@ -902,6 +935,6 @@ PyTypeObject MdbEnv_Type = {
     .tp_doc = "Environment(path, map_size=10485760, subdir=True, readonly=False, "
               "metasync=True, sync=True, map_async=False, mode=0o755, create=True, "
               "readahead=True, writemap=False, meminit=True, max_readers=126, max_dbs=0, "
-              "max_spare_txns=0, lock=True)\n\nAn open environment (directory or file). "
+              "max_spare_txns=0, lock=True, max_map_size=None)\n\nAn open environment (directory or file). "
               "mdb.open() is an alias.",
 };

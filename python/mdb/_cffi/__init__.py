@@ -383,6 +383,7 @@ class Environment:
         max_spare_txns: int = 0,
         lock: bool = True,
         lib_version: int | None = None,
+        max_map_size: int | None = None,
     ) -> None:
         self._valid = False
         self._active = 0  # engine calls in flight on other threads (GIL released)
@@ -397,10 +398,13 @@ class Environment:
                 raise OverflowError("lib_version must be a non-negative integer")
             if lib_version != 0:
                 raise Error(f"lib_version={lib_version} is not available: mdb implements LMDB 0.9")
+        if max_map_size is not None and max_map_size and not HAVE_CHECK:
+            raise Error("max_map_size needs the mdb core (this build links the system liblmdb)")
         for name, val, top in (
             ("map_size", map_size, 1 << 64),
             ("max_readers", max_readers, 1 << 32),
             ("max_dbs", max_dbs, 1 << 32),
+            ("max_map_size", 0 if max_map_size is None else max_map_size, 1 << 64),
         ):
             if not isinstance(val, int):
                 raise TypeError(f"{name} must be an integer")
@@ -423,6 +427,10 @@ class Environment:
             ("mdb_env_set_mapsize", lib.mdb_env_set_mapsize(env, map_size)),
             ("mdb_env_set_maxreaders", lib.mdb_env_set_maxreaders(env, max_readers)),
             ("mdb_env_set_maxdbs", lib.mdb_env_set_maxdbs(env, max_dbs)),
+            (
+                "max_map_size",
+                lib.mdbpy_set_maxsize(env, max_map_size) if max_map_size else 0,
+            ),
         ):
             if rc:
                 lib.mdb_env_close(env)
@@ -462,7 +470,7 @@ class Environment:
         fdp = ffi.new("mdb_filehandle_t *")
         if lib.mdb_env_get_fd(env, fdp) == 0 and fdp[0] >= 0:
             keeper.reg_key = _registry.register(fdp[0], path_s, bool(subdir))
-            self._map = _map_range(fdp[0])
+            self._map = self._grown_range(_map_range(fdp[0]))
         else:
             self._map = (0, 0)
         txnp = ffi.new("MDB_txn **")
@@ -487,6 +495,16 @@ class Environment:
             raise _closed()
         if self._pid != _pid:
             raise _forked(self._pid)
+
+    def _grown_range(self, rng: tuple[int, int]) -> tuple[int, int]:
+        """A growing map keeps the address space of its bound: all of it is (or will be)
+        the file, mapped in place as the map grows."""
+        lo, hi = rng
+        if HAVE_CHECK and lo:
+            bound = int(lib.mdbpy_get_maxsize(self._env))
+            if bound and lo + bound > hi:
+                hi = lo + (bound + 4095) // 4096 * 4096
+        return lo, hi
 
     def _enter(self) -> None:
         # counted before the check: close() waits for calls in flight
@@ -897,7 +915,7 @@ class Environment:
                 _raise("mdb_env_set_mapsize", rc)
             fdp = ffi.new("mdb_filehandle_t *")
             if lib.mdb_env_get_fd(self._env, fdp) == 0:
-                self._map = _map_range(fdp[0])
+                self._map = self._grown_range(_map_range(fdp[0]))
         finally:
             self._valid = True
 

@@ -143,6 +143,8 @@ typedef int (*mdbpy_refill_fn)(void *handle, mdbpy_chunk *chunk);
 extern "Python" int _mdbpy_load_refill(void *, mdbpy_chunk *);
 int mdbpy_bulk_load(MDB_txn *txn, MDB_dbi dbi, mdbpy_refill_fn refill, void *handle,
                     size_t *count, int *py_error);
+int mdbpy_set_maxsize(MDB_env *env, unsigned long long bytes);
+unsigned long long mdbpy_get_maxsize(MDB_env *env);
 """
 
 

@@ -273,6 +273,18 @@ int mdbpy_bulk_load(MDB_txn *txn, MDB_dbi dbi, mdbpy_refill_fn refill, void *han
     *py_error = s.py_error;
     return rc;
 }
+
+int mdbpy_set_maxsize(MDB_env *env, unsigned long long bytes)
+{
+    if (bytes > (size_t)-1)
+        return EINVAL;
+    return mdbcore_env_set_maxsize(env, (size_t)bytes);
+}
+
+unsigned long long mdbpy_get_maxsize(MDB_env *env)
+{
+    return mdbcore_env_get_maxsize(env);
+}
 #else
 int mdbpy_have_check(void)
 {
