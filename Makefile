@@ -336,12 +336,19 @@ fuzz-build:
 	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT="-O1 -g" WARN="-Wall -Wextra" \
 	  EXTRA_CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" $(FUZZ_BUILD)/libmdbcore.a
 	@for f in $(FUZZ_NAMES); do \
-	  if [ ! $(FUZZ_BUILD)/fuzz_$$f -nt fuzz/fuzz_$$f.c ] || [ ! $(FUZZ_BUILD)/fuzz_$$f -nt $(FUZZ_BUILD)/libmdbcore.a ]; then \
+	  if [ ! $(FUZZ_BUILD)/fuzz_$$f -nt fuzz/fuzz_$$f.c ] || [ ! $(FUZZ_BUILD)/fuzz_$$f -nt $(FUZZ_BUILD)/libmdbcore.a ] || \
+	     [ ! $(FUZZ_BUILD)/fuzz_$$f -nt tests/c/diff/tools/lmdbdiff.c ]; then \
 	    echo "$(FUZZ_CC) ... fuzz/fuzz_$$f.c -o $(FUZZ_BUILD)/fuzz_$$f"; \
 	    $(FUZZ_CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE $(FUZZ_SAN) -fsanitize=fuzzer \
 	      -Isrc/mdbcore fuzz/fuzz_$$f.c $(FUZZ_BUILD)/libmdbcore.a -pthread -o $(FUZZ_BUILD)/fuzz_$$f || exit 1; \
 	  fi; \
 	done
+	@if [ -f fuzz/fuzz_apidiff.c ] && { [ ! -x $(FUZZ_BUILD)/apidiff_ref ] || [ $(FUZZ_BUILD)/apidiff_ref -ot fuzz/apidiff_ref.c ] || [ $(FUZZ_BUILD)/apidiff_ref -ot tests/c/diff/tools/lmdbdiff.c ]; }; then \
+	  ref=$$(PYTHON=$(PYTHON) bash tests/c/ref/lmdb0936.sh) || exit 1; \
+	  echo "cc ... fuzz/apidiff_ref.c (LMDB 0.9.36 from $$ref) -o $(FUZZ_BUILD)/apidiff_ref"; \
+	  $(CC) -std=gnu11 -O1 -g -w -pthread -I"$$ref" fuzz/apidiff_ref.c "$$ref/mdb.c" "$$ref/midl.c" \
+	    -o $(FUZZ_BUILD)/apidiff_ref || exit 1; \
+	fi
 
 fuzz-smoke: fuzz-build
 	FUZZERS="$(FUZZ_NAMES)" bash fuzz/run.sh smoke $(FUZZ_SMOKE_SECS)

@@ -187,6 +187,17 @@ static int overwrite_equal(MDB_cursor *mc, const MDB_val *key, MDB_val *data)
     return rc ? rc : dup_put_current(mc, key, data);
 }
 
+
+/* A put refused because the pair (or a later one, for APPENDDUP) is already there.  LMDB 0.9
+ * has copied the cursor's path by then, so its txn has written something and its commit
+ * makes a new snapshot (txn id + 1) although nothing changed.  The txn is marked the same
+ * way, so that txn ids stay LMDB's (found by fuzz/fuzz_apidiff.c). */
+static int refused_existing(MDB_cursor *mc)
+{
+    mc->txn->flags |= TXN_DIRTY;
+    return MDB_KEYEXIST;
+}
+
 static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in, unsigned flags)
 {
     MDB_txn *txn = mc->txn;
@@ -246,7 +257,7 @@ static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in
             (rc = cursor_get(mc, &k, &last, MDB_LAST_DUP)) != 0)
             return rc;
         if (dcmp_of(mc, &data, &last) <= 0)
-            return MDB_KEYEXIST;
+            return refused_existing(mc);
         if ((rc = cursor_seek(mc, &key, &exact)) != 0)
             return rc;
     }
@@ -262,7 +273,7 @@ static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in
             return MDB_BAD_VALSIZE;
         int c = dcmp_of(mc, &data, &old);
         if (c == 0) /* equal under the DB's order: LMDB stores the new bytes */
-            return (flags & MDB_NODUPDATA) ? MDB_KEYEXIST : overwrite_equal(mc, &key, &data);
+            return (flags & MDB_NODUPDATA) ? refused_existing(mc) : overwrite_equal(mc, &key, &data);
         if (data.mv_size == 0 || old.mv_size == 0 || old.mv_size > VAL_MAX)
             return MDB_BAD_VALSIZE;
         uint8_t ob[VAL_MAX];
@@ -288,7 +299,7 @@ static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in
         if ((rc = cursor_seek(&x->mc, &data, &exact)) != 0)
             return rc;
         if (exact)
-            return (flags & MDB_NODUPDATA) ? MDB_KEYEXIST : overwrite_equal(mc, &key, &data);
+            return (flags & MDB_NODUPDATA) ? refused_existing(mc) : overwrite_equal(mc, &key, &data);
         size_t at = x->mc.ki[0];
         valset vs;
         if ((rc = valset_from_subpage(&x->mc, sp, at, &vs)) != 0) {
@@ -310,7 +321,7 @@ static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in
     if ((rc = cursor_seek(&x->mc, &data, &exact)) != 0)
         return rc;
     if (exact)
-        return (flags & MDB_NODUPDATA) ? MDB_KEYEXIST : overwrite_equal(mc, &key, &data);
+        return (flags & MDB_NODUPDATA) ? refused_existing(mc) : overwrite_equal(mc, &key, &data);
     if ((rc = cursor_touch(mc)) != 0)
         return rc;
     MDB_val none = {0, NULL};
@@ -319,7 +330,7 @@ static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in
     count_pages(mc->db, &before, -1);
     count_pages(mc->db, &x->db, 1);
     if (rc == MDB_KEYEXIST)
-        return (flags & MDB_NODUPDATA) ? MDB_KEYEXIST : reposition(mc, &key, &data);
+        return (flags & MDB_NODUPDATA) ? refused_existing(mc) : reposition(mc, &key, &data);
     if (rc)
         return rc;
     store_record(mc);

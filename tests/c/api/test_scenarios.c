@@ -25,6 +25,9 @@
  *   s_next_after_first_dup  MDB_NEXT after MDB_LAST, MDB_FIRST_DUP: the next duplicate from
  *                      LMDB 0.9.36 on, MDB_NOTFOUND in 0.9.24 and older (by mdb_version);
  *                      the same split for PREV_DUP on a cursor standing on no item
+ *   s_refused_dup_put_commits  a DUPSORT put refused because the pair exists (NODUPDATA,
+ *                      APPENDDUP) still makes the commit a new snapshot (txn id + 1), as
+ *                      in LMDB; a refused NOOVERWRITE put or a missed delete does not
  *
  * Every scenario runs in its own environment under $TMPDIR.  Exit status 0 when every
  * check passed; each failed check is printed with its line.
@@ -845,6 +848,45 @@ static void s_next_after_first_dup(void) {
                       prev_dup_after_last_gone, NSTEPS(prev_dup_after_last_gone));
 }
 
+static void s_refused_dup_put_commits(void) {
+    char dir[4200];
+    MDB_env *env = open_env("refused", 16 << 20, 2, 0, dir);
+    if (!env) return;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_envinfo ei;
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    MUST(mdb_dbi_open(txn, "d", MDB_CREATE | MDB_DUPSORT, &dbi));
+    const char *start[][2] = {{"a", "1"}, {"a", "2"}, {"b", "1"}};
+    for (int i = 0; i < 3; i++) {
+        MDB_val k = S(start[i][0]), v = S(start[i][1]);
+        OK(mdb_put(txn, dbi, &k, &v, 0));
+    }
+    MUST(mdb_txn_commit(txn));
+    /* key, value, flags (0: a delete of a missing key), does the commit advance */
+    struct { const char *k, *v; unsigned fl; int advances; } cases[] = {
+        {"a", "1", MDB_NODUPDATA, 1},   {"b", "1", MDB_NODUPDATA, 1},
+        {"a", "0", MDB_APPENDDUP, 1},   {"b", "0", MDB_APPENDDUP, 1},
+        {"c", "1", 0, 0},               {"a", "1", MDB_NOOVERWRITE, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        OK(mdb_env_info(env, &ei));
+        size_t before = ei.me_last_txnid;
+        MUST(mdb_txn_begin(env, NULL, 0, &txn));
+        MDB_val k = S(cases[i].k), v = S(cases[i].v);
+        if (cases[i].fl)
+            RC(mdb_put(txn, dbi, &k, &v, cases[i].fl), MDB_KEYEXIST);
+        else
+            RC(mdb_del(txn, dbi, &k, NULL), MDB_NOTFOUND);
+        OK(mdb_txn_commit(txn));
+        OK(mdb_env_info(env, &ei));
+        EXPECT(ei.me_last_txnid == before + (size_t)cases[i].advances,
+               "case %zu (%s/%s flags %#x): txn id %zu -> %zu", i, cases[i].k, cases[i].v,
+               cases[i].fl, before, ei.me_last_txnid);
+    }
+    mdb_env_close(env);
+}
+
 int main(void) {
     const char *tmp = getenv("TMPDIR");
     snprintf(base, sizeof base, "%s/scenarios-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -861,6 +903,7 @@ int main(void) {
     s_long_lookup_keys();
     s_cursor_after_delete();
     s_next_after_first_dup();
+    s_refused_dup_put_commits();
     printf("test_scenarios: %d checks, %d failed (files in %s)\n", checks, failures, base);
     return failures ? 1 : 0;
 }

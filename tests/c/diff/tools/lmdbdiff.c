@@ -44,11 +44,40 @@
 
 #include "lmdb.h"
 
+#ifdef LMDBDIFF_EMBED
+/* Built into the API-differential fuzzer (fuzz/fuzz_apidiff.c, fuzz/apidiff_ref.c): every
+ * decision is read from the fuzzer's input bytes instead of the PRNG (the workload ends
+ * when they run out), the transcript goes to `tout`, and a fatal error jumps back to the
+ * harness instead of exiting. */
+#include <setjmp.h>
+static const unsigned char *feed;
+static size_t feed_len, feed_pos;
+static FILE *tout;
+static jmp_buf fatal_jmp;
+#define printf(...) fprintf(tout, __VA_ARGS__)
+#define putchar(c) fputc((c), tout)
+#define main lmdbdiff_main
+#define FEED_DONE() (feed_pos >= feed_len)
+
+static uint64_t feed_bytes(unsigned n)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n; i++)
+        v = (v << 8) | (feed_pos < feed_len ? feed[feed_pos++] : 0);
+    return v;
+}
+#else
+#define FEED_DONE() 0
+#endif
+
 /* ------------------------------------------------------------------ PRNG (splitmix64) */
 static uint64_t rng_state;
 
 static uint64_t rnd64(void)
 {
+#ifdef LMDBDIFF_EMBED
+    return feed_bytes(8);
+#endif
     uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -57,6 +86,13 @@ static uint64_t rnd64(void)
 
 static unsigned rnd(unsigned n) /* uniform-ish in [0, n) */
 {
+#ifdef LMDBDIFF_EMBED
+    /* as few input bytes as the range needs, so short inputs make long workloads */
+    if (!n)
+        return 0;
+    unsigned nbytes = n <= 0x100u ? 1 : n <= 0x10000u ? 2 : n <= 0x1000000u ? 3 : 4;
+    return (unsigned)(feed_bytes(nbytes) % n);
+#endif
     return n ? (unsigned)(rnd64() % n) : 0;
 }
 
@@ -106,6 +142,9 @@ static void line_start(const char *what)
 static void fatal(const char *what, int rc)
 {
     printf("FATAL %s rc=%d\n", what, rc);
+#ifdef LMDBDIFF_EMBED
+    longjmp(fatal_jmp, 1);
+#endif
     fflush(stdout);
     exit(3);
 }
@@ -557,6 +596,22 @@ static void op_cursor(MDB_txn *txn, int writable)
                         for (int b = 0; b < 8; b++)
                             multi[8 * j + b] = (unsigned char)(x >> (56 - 8 * b));
                 }
+                /* LMDB 0.9 bug (0.9.24 and 0.9.36): when the key holds exactly one value
+                 * and it equals the batch's first, MDB_MULTIPLE rewrites it, stores nothing
+                 * more and reports success with 0 done (docs/compat.md).  Ours stores the
+                 * batch; the workload moves the first value off the existing one. */
+                {
+                    MDB_cursor *probe;
+                    MDB_val pk = k, pv;
+                    size_t n = 0;
+                    if (mdb_cursor_open(txn, d->dbi, &probe) == 0) {
+                        if (mdb_cursor_get(probe, &pk, &pv, MDB_SET_KEY) == 0 &&
+                            mdb_cursor_count(probe, &n) == 0 && n == 1 && pv.mv_size == 8 &&
+                            memcmp(pv.mv_data, multi, 8) == 0)
+                            multi[d->kind == K_INTDUP ? 0 : 7] ^= 1;
+                        mdb_cursor_close(probe);
+                    }
+                }
                 m[0].mv_size = 8;
                 m[0].mv_data = multi;
                 m[1].mv_size = cnt;
@@ -817,6 +872,9 @@ int main(int argc, char **argv)
     if (!dir)
         return usage();
     rng_state = seed * 0x2545F4914F6CDD1Dull + 17;
+    seq = 0; /* (one process may run several workloads when embedded) */
+    ndbs = 0;
+    env = NULL;
     setvbuf(stdout, NULL, _IOLBF, 0); /* a crash leaves a transcript up to the crashing call */
 
     int major, minor, patch;
@@ -824,7 +882,9 @@ int main(int argc, char **argv)
     printf("# lmdbdiff seed=%llu txns=%u dupsort=%d nested=%d lmdb0924=%d custdup=%d\n", seed,
            txns, opt_dupsort, opt_nested, opt_0924, opt_custdup);
     /* The library's own version is printed to stderr: the transcript must not depend on it. */
+#ifndef LMDBDIFF_EMBED
     fprintf(stderr, "library: %d.%d.%d\n", major, minor, patch);
+#endif
 
     int rc;
     if ((rc = mdb_env_create(&env)))
@@ -870,7 +930,7 @@ int main(int argc, char **argv)
      * read from at intervals (its snapshot must not change while writers commit), sometimes
      * reset and renewed onto the newest snapshot, sometimes ended and begun again. */
     MDB_txn *reader = NULL;
-    for (unsigned t = 0; t < txns; t++) {
+    for (unsigned t = 0; t < txns && !FEED_DONE(); t++) {
         if ((rc = mdb_txn_begin(env, NULL, 0, &txn)))
             fatal("txn_begin", rc);
         line_start("txn-begin");
