@@ -53,12 +53,13 @@ int mdb_drop(MDB_txn *txn, MDB_dbi dbi, int del)
         return rc;
     if (del < 0 || del > 1)
         return EINVAL;
-    if (txn->flags & TXN_RDONLY)
-        return EACCES;
+    /* LMDB's order: a handle this txn cannot use (EINVAL), then a read-only txn */
     if ((rc = dbi_use(txn, dbi)) != 0)
         return rc;
     if (dbi == FREE_DBI)
         return EINVAL;
+    if (txn->flags & TXN_RDONLY)
+        return EACCES;
     return api_poison(txn, dbi_drop(txn, dbi, del));
 }
 

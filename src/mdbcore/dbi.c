@@ -52,8 +52,9 @@ int dbi_use(MDB_txn *txn, MDB_dbi dbi)
         int found, rc = read_record(txn, &txn->env->dbinfo[dbi].name, &txn->dbs[dbi], &found);
         if (rc)
             return rc;
-        if (!found)
-            return MDB_BAD_DBI;
+        if (!found) /* opened after this txn began, for a DB its snapshot has not: the
+                     * handle is not one of this txn's (LMDB answers EINVAL) */
+            return EINVAL;
         txn->dbstate[dbi] &= ~DBS_STALE;
         if (txn->flags & TXN_RDONLY) {
             MDB_env *env = txn->env;

@@ -545,9 +545,8 @@ static int cput(CursorObject *self, PyObject *key, PyObject *val, unsigned int f
         return -1;
     }
     int r;
-    if (check_put_sizes(self, &k, &v) < 0) {
-        r = -1;
-    } else {
+    {
+        /* the engine's checks first, as in py-lmdb; sizes told apart for the message */
         int rc = mdb_cursor_put(self->cur, &k, &v, flags);
         if (rc == 0) {
             r = 1;
@@ -556,6 +555,8 @@ static int cput(CursorObject *self, PyObject *key, PyObject *val, unsigned int f
         } else if (rc == MDB_KEYEXIST) {
             r = 0;
             cursor_refresh(self);
+        } else if (rc == MDB_BAD_VALSIZE && check_put_sizes(self, &k, &v) < 0) {
+            r = -1;
         } else {
             err_set("mdb_cursor_put", rc);
             r = -1;
@@ -651,10 +652,24 @@ static PyObject *cur_replace(CursorObject *self, FASTARGS)
     InBuf kb;
     if (inbuf_get(a[0], &k, &kb, "key") < 0)
         return NULL;
-    int limit = mdb_env_get_maxkeysize(self->txn->env->env);
-    if (k.mv_size == 0 || k.mv_size > (size_t)limit) {
+    {
+        /* both arguments are converted first (TypeError), then a read-only txn is refused
+         * before the lookup, in py-lmdb's order */
+        MDB_val vt;
+        InBuf vbt;
+        if (inbuf_get(a[1], &vt, &vbt, "value") < 0) {
+            inbuf_release(&kb);
+            return NULL;
+        }
+        inbuf_release(&vbt);
+    }
+    if (!self->txn->write) {
         inbuf_release(&kb);
-        return err_badvalsize("mdb_cursor_put", (Py_ssize_t)k.mv_size, limit);
+        return err_set("mdb_cursor_put", EACCES);
+    }
+    if (k.mv_size == 0) { /* an empty key is refused by the lookup itself */
+        inbuf_release(&kb);
+        return err_badvalsize("mdb_cursor_put", 0, mdb_env_get_maxkeysize(self->txn->env->env));
     }
     int found = cursor_do(self, MDB_SET_KEY, &k, NULL);
     inbuf_release(&kb);

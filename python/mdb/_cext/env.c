@@ -428,6 +428,23 @@ static PyObject *env_open_db(EnvObject *self, FASTARGS)
     }
     PyObject *existing = PyDict_GetItemWithError(self->dbs, a[0]);
     if (existing) {
+        DbObject *e = (DbObject *)existing;
+        if (e->creator && a[1] != Py_None && PyObject_TypeCheck(a[1], &MdbTxn_Type)) {
+            /* made by a txn that has not committed: another txn may not see it (py-lmdb
+             * asks the engine, which answers for that txn's snapshot) */
+            TxnObject *u = (TxnObject *)a[1], *t = u;
+            while (t && (void *)t != e->creator)
+                t = t->parent;
+            if (!t) {
+                if (txn_check(u) < 0)
+                    return NULL;
+                MDB_dbi probe;
+                int prc = mdb_dbi_open(u->txn, PyBytes_AS_STRING(a[0]),
+                                       cr && !self->readonly ? MDB_CREATE : 0, &probe);
+                if (prc)
+                    return err_set("mdb_dbi_open", prc);
+            }
+        }
         Py_INCREF(existing);
         return existing;
     }
@@ -799,10 +816,11 @@ static PyObject *env_copyfd(EnvObject *self, FASTARGS)
 
 static PyObject *env_set_mapsize(EnvObject *self, PyObject *arg)
 {
+    /* py-lmdb's order: a closed environment, then the argument, then a live writer */
+    if (env_check(self) < 0)
+        return NULL;
     unsigned long long size = PyLong_AsUnsignedLongLong(arg);
     if (size == (unsigned long long)-1 && PyErr_Occurred())
-        return NULL;
-    if (env_check(self) < 0)
         return NULL;
     if (self->keeper->exports > 0) {
         PyErr_Format(mdb_Error,
@@ -812,7 +830,7 @@ static PyObject *env_set_mapsize(EnvObject *self, PyObject *arg)
         return NULL;
     }
     if (self->write_txns > 0)
-        return err_set("mdb_env_set_mapsize", EINVAL);
+        return err_msg("Cannot set_mapsize while a write transaction is active"); /* py-lmdb's */
     while (self->active_ops > 0) {
         Py_BEGIN_ALLOW_THREADS
         usleep(1000);

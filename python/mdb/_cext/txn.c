@@ -23,13 +23,15 @@ PyObject *txn_new(EnvObject *env, DbObject *db, TxnObject *parent, int write, in
         return NULL;
     if (db && (!db->valid || db->owner != env))
         return err_invalid();
-    if (parent) {
+    if (parent) { /* py-lmdb's order of checks, and its messages */
+        if (!parent->write)
+            return err_set("Read-only transactions cannot be nested.", EINVAL);
         if (txn_check(parent) < 0)
             return NULL;
         if (parent->env != env)
-            return err_set("mdb_txn_begin", EINVAL);
-        if (!parent->write || !write)
-            return err_set("mdb_txn_begin", EINVAL);
+            return err_set("Parent transaction belongs to another environment.", EINVAL);
+        if (!write)
+            return err_set("Read-only child transactions require the LMDB 1.0 engine.", EINVAL);
     }
     if (write && env->readonly)
         return err_set("mdb_txn_begin", EACCES);
@@ -263,10 +265,15 @@ static PyObject *txn_put(TxnObject *self, FASTARGS)
         return NULL;
     }
     PyObject *ret = NULL;
-    if (key_ok(self, "mdb_put", &k) == 0 && dupval_ok(self, db, "mdb_put", &v) == 0) {
+    {
+        /* the engine's checks come first (read-only, bad txn...), as in py-lmdb; a size
+         * refusal is then told apart for the message */
         int rc = mdb_put(self->txn, db->dbi, &k, &v, put_flags(db, dupdata, overwrite, append));
         if (rc == MDB_KEYEXIST)
             ret = Py_False, Py_INCREF(ret);
+        else if (rc == MDB_BAD_VALSIZE && (key_ok(self, "mdb_put", &k) < 0 ||
+                                           dupval_ok(self, db, "mdb_put", &v) < 0))
+            ;
         else if (rc)
             err_set("mdb_put", rc);
         else
@@ -341,6 +348,24 @@ static PyObject *txn_load_sorted(TxnObject *self, FASTARGS)
 #endif
 }
 
+/* The buffer arguments are converted before anything else happens (a TypeError comes
+ * first), as py-lmdb's argument parser does. */
+static int args_are_buffers(PyObject *key, PyObject *value)
+{
+    PyObject *objs[2] = {key, value};
+    const char *names[2] = {"key", "value"};
+    for (int i = 0; i < 2; i++) {
+        if (!objs[i])
+            continue;
+        MDB_val v;
+        InBuf b;
+        if (inbuf_get(objs[i], &v, &b, names[i]) < 0)
+            return -1;
+        inbuf_release(&b);
+    }
+    return 0;
+}
+
 static PyObject *txn_replace(TxnObject *self, FASTARGS)
 {
     static const char *const names[] = {"key", "value", "db", NULL};
@@ -351,7 +376,7 @@ static PyObject *txn_replace(TxnObject *self, FASTARGS)
         PyErr_SetString(PyExc_TypeError, "replace() missing required argument");
         return NULL;
     }
-    if (txn_check(self) < 0)
+    if (txn_check(self) < 0 || args_are_buffers(a[0], a[1]) < 0)
         return NULL;
     DbObject *db = txn_resolve_db(self, a[2]);
     if (!db)
@@ -373,7 +398,7 @@ static PyObject *txn_pop(TxnObject *self, FASTARGS)
         PyErr_SetString(PyExc_TypeError, "pop() missing required argument 'key'");
         return NULL;
     }
-    if (txn_check(self) < 0)
+    if (txn_check(self) < 0 || args_are_buffers(a[0], NULL) < 0)
         return NULL;
     DbObject *db = txn_resolve_db(self, a[1]);
     if (!db)
@@ -471,9 +496,11 @@ static PyObject *txn_drop(TxnObject *self, FASTARGS)
     DbObject *db = txn_resolve_db(self, a[0]);
     if (!db)
         return NULL;
+    /* py-lmdb closes the database's cursors whenever delete=True is asked, before the
+     * engine is called (so even when it then refuses, and for the main database) */
+    env_invalidate_db(self->env, db->dbi, del);
     if (del && db == self->env->main_db)
         del = 0; /* the main database can only be emptied */
-    env_invalidate_db(self->env, db->dbi, del);
     MDB_txn *t = self->txn;
     MDB_dbi dbi = db->dbi;
     txn_busy(self, 1);

@@ -640,7 +640,22 @@ class Environment:
         if not isinstance(key, bytes):
             raise TypeError(f"open_db() key must be bytes, not {type(key).__name__}")
         if key in self._dbs:
-            return self._dbs[key]
+            db = self._dbs[key]
+            if db._creator is not None and isinstance(txn, Transaction):
+                # made by a txn that has not committed: another txn may not see it (py-lmdb
+                # asks the engine, which answers for that txn's snapshot)
+                t = txn
+                while t is not None and t is not db._creator:
+                    t = t._parent
+                if t is None:
+                    txn._check()
+                    dbip = ffi.new("MDB_dbi *")
+                    rc = lib.mdb_dbi_open(
+                        txn._txn, key, lib.MDB_CREATE if create and not self._readonly else 0, dbip
+                    )
+                    if rc:
+                        _raise("mdb_dbi_open", rc)
+            return db
         ro_create = False
         if create and not self._readonly:
             flags |= lib.MDB_CREATE
@@ -896,7 +911,12 @@ class Environment:
 
     def set_mapsize(self, map_size: int) -> None:
         """Resize the map; refused while a write txn or buffers=True values are alive."""
+        # py-lmdb's order: a closed environment, then the argument, then a live writer
         self._check()
+        if not isinstance(map_size, int):
+            raise TypeError(f"an integer is required, not {type(map_size).__name__}")
+        if not 0 <= map_size < 1 << 64:
+            raise OverflowError(f"map_size={map_size} is out of range")
         assert self._keeper is not None
         if self._keeper.exports > 0:
             raise Error(
@@ -904,7 +924,7 @@ class Environment:
                 "point into the current map; release them (del / memoryview.release()) first"
             )
         if self._write_txns:
-            _raise("mdb_env_set_mapsize", _EINVAL)
+            raise Error("Cannot set_mapsize while a write transaction is active")  # py-lmdb's
         self._valid = False  # no new calls while the map moves
         try:
             while self._active:
@@ -1042,11 +1062,14 @@ class Transaction:
         if parent is not None:
             if not isinstance(parent, Transaction):
                 raise TypeError("parent must be a Transaction")
+            # py-lmdb's order of checks, and its messages
+            if not parent._write:
+                _raise("Read-only transactions cannot be nested.", _EINVAL)
             parent._check()
             if parent.env is not env:
-                _raise("mdb_txn_begin", _EINVAL)
-            if not parent._write or not write:
-                _raise("mdb_txn_begin", _EINVAL)
+                _raise("Parent transaction belongs to another environment.", _EINVAL)
+            if not write:
+                _raise("Read-only child transactions require the LMDB 1.0 engine.", _EINVAL)
         if write and env._readonly:
             _raise("mdb_txn_begin", _EACCES)
         if write and parent is None and env._write_txns and env._writer == _thread_id():
@@ -1359,6 +1382,8 @@ class Transaction:
     def replace(self, key: Any, value: Any, db: _Database | None = None) -> Any:
         """Store value and return the previous one (or None)."""
         self._check()
+        _inbuf(key, "key")  # the arguments first (TypeError), as py-lmdb
+        _inbuf(value, "value")
         with Cursor(self._resolve(db), self) as c:
             return c.replace(key, value)
 
@@ -1366,6 +1391,7 @@ class Transaction:
     def pop(self, key: Any, db: _Database | None = None) -> Any:
         """Delete key and return its value (or None)."""
         self._check()
+        _inbuf(key, "key")  # the argument first (TypeError), as py-lmdb
         with Cursor(self._resolve(db), self) as c:
             return c.pop(key)
 
@@ -1429,6 +1455,9 @@ class Transaction:
         self._check()
         d = self._resolve(db)
         env = self.env
+        # py-lmdb closes the database's cursors whenever delete=True is asked, before the
+        # engine is called (so even when it then refuses, and for the main database)
+        close_cursors = bool(delete)
         delete = bool(delete) and d is not env._main_db
         for t in env._txns:
             for slot in list(t._cursors):
@@ -1437,7 +1466,7 @@ class Transaction:
                     del t._cursors[slot]
                     _close_slot(slot, env)
                 elif c._db is d:
-                    if delete:
+                    if close_cursors:
                         c._invalidate()
                     else:
                         c._positioned = False
@@ -2082,9 +2111,11 @@ class Cursor:
         """Store value and return the previous one (or None)."""
         self._check()
         k, kl = _inbuf(key, "key")
-        limit = self.txn.env._maxkey
-        if kl == 0 or kl > limit:
-            _badvalsize("mdb_cursor_put", kl, limit)
+        _inbuf(value, "value")  # both arguments first (TypeError), as py-lmdb
+        if not self._cutxn._write:  # py-lmdb refuses a read-only txn before it looks
+            _raise("mdb_cursor_put", errno.EACCES)
+        if kl == 0:  # refused by the lookup itself; a long key is a miss, then the put says
+            _badvalsize("mdb_cursor_put", kl, self.txn.env._maxkey)
         old = None
         if self._do(lib.MDB_SET_KEY, k, kl):
             old = _unpack(self._v.mv_data, self._v.mv_size)

@@ -39,8 +39,14 @@ int mdbpy_put(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, const char 
               size_t vlen, unsigned int flags)
 {
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
-    int rc = check_sizes(txn, dbi, klen, vlen);
-    return rc ? rc : mdb_put(txn, dbi, &key, &val, flags);
+    /* the engine's checks come first (read-only, bad txn, ...), as in py-lmdb; the sizes
+     * are told apart only for the message */
+    int rc = mdb_put(txn, dbi, &key, &val, flags);
+    if (rc == MDB_BAD_VALSIZE) {
+        int why = check_sizes(txn, dbi, klen, vlen);
+        return why ? why : rc;
+    }
+    return rc;
 }
 
 int mdbpy_del(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, const char *v,
@@ -69,8 +75,12 @@ int mdbpy_cursor_put(MDB_cursor *cur, const char *k, size_t klen, const char *v,
                      unsigned int flags)
 {
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
-    int rc = check_sizes(mdb_cursor_txn(cur), mdb_cursor_dbi(cur), klen, vlen);
-    return rc ? rc : mdb_cursor_put(cur, &key, &val, flags);
+    int rc = mdb_cursor_put(cur, &key, &val, flags);
+    if (rc == MDB_BAD_VALSIZE) {
+        int why = check_sizes(mdb_cursor_txn(cur), mdb_cursor_dbi(cur), klen, vlen);
+        return why ? why : rc;
+    }
+    return rc;
 }
 
 /* Append "<n>s" to a struct format. */
