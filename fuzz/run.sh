@@ -38,7 +38,9 @@ for f in $FUZZERS; do
     fi
     mkdir -p "$work"
     log=$B/$mode-$f.log
-    before=$(find "$find_dir" -type f | wc -l)
+    # findings: crash-, timeout-, leak-, oom- files (slow-unit- files are reported apart)
+    count_findings() { find "$find_dir" -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'leak-*' -o -name 'oom-*' \) | wc -l; }
+    before=$(count_findings)
     echo "== fuzz_$f: ${per}s from fuzz/corpus/$f (log $log)"
     # apidiff leaves an environment open on purpose when a workload stops inside a txn
     # (fuzz/fuzz_apidiff.c): no leak check there; its inputs also run two libraries.
@@ -48,13 +50,14 @@ for f in $FUZZERS; do
     "$bin" -max_total_time="$per" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$find_dir/" "${own[@]}" ${FUZZ_ARGS:-} "$work" "fuzz/corpus/$f" >"$log" 2>&1
     rc=$?
-    after=$(find "$find_dir" -type f | wc -l)
+    after=$(count_findings)
+    slow=$(find "$find_dir" -type f -name 'slow-unit-*' | wc -l)
     execs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -n 1)
     last=$(grep -E '^#[0-9]+' "$log" | tail -n 1)
     cov=$(grep -oE 'cov: [0-9]+' <<<"$last" | grep -oE '[0-9]+')
     ft=$(grep -oE 'ft: [0-9]+' <<<"$last" | grep -oE '[0-9]+')
     corp=$(grep -oE 'corp: [0-9]+/[0-9]+[a-zA-Z]*' <<<"$last" | cut -d' ' -f2)
-    line="fuzz_$f: ${per}s, executions ${execs:-?}, cov ${cov:-?} ft ${ft:-?}, corpus ${corp:-?}, findings $((after - before)) (exit $rc)"
+    line="fuzz_$f: ${per}s, executions ${execs:-?}, cov ${cov:-?} ft ${ft:-?}, corpus ${corp:-?}, findings $((after - before)), slow inputs kept ${slow} (exit $rc)"
     if [ $rc -ne 0 ] || [ "$after" -gt "$before" ]; then
         status=1
         line="$line FINDING"

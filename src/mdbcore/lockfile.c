@@ -65,6 +65,25 @@ static int lf_mutex_init(pthread_mutex_t *m)
  * and what LMDB 0.9 makes on Linux */
 #define LF_ROBUST_SHARED_KIND 0x90
 
+/* The kind glibc records in a robust process-shared mutex, read once from a mutex made
+ * here with those attributes.  A shared mutex of another kind is not one of this protocol
+ * (damaged bytes): glibc may even abort on some kinds, so it is refused before any
+ * pthread call. */
+static int lf_expected_kind(void)
+{
+    static int kind = -1;
+    if (kind < 0) {
+        pthread_mutex_t probe;
+        if (lf_mutex_init(&probe) == 0) {
+            kind = probe.__data.__kind;
+            pthread_mutex_destroy(&probe);
+        } else {
+            kind = LF_ROBUST_SHARED_KIND;
+        }
+    }
+    return kind;
+}
+
 /* Wait for a shared mutex a second at a time.  A mutex held by a live thread is waited for
  * as long as it takes (a writer may hold the lock for hours).  One whose bytes cannot
  * belong to a mutex of this protocol -- another kind, or locked by no thread that exists --
@@ -73,6 +92,8 @@ static int lf_mutex_init(pthread_mutex_t *m)
  * checks share that limit.) */
 static int lf_mutex_wait(pthread_mutex_t *m)
 {
+    if (__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != lf_expected_kind())
+        return MDB_PANIC;
     for (;;) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);

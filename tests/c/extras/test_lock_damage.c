@@ -5,7 +5,8 @@
  *   - "locked" by a thread id no thread can have (above pid_max), which no unlock will
  *     ever follow: a write txn (writer mutex) and a first read txn (reader-table mutex);
  *   - bytes of another mutex kind (not robust, not process-shared) "locked" by a live
- *     thread (pid 1), which a plain futex wait would never see released.
+ *     thread (pid 1), which a plain futex wait would never see released;
+ *   - garbage bytes ("0000..." as text) on which glibc's own lock asserts and aborts.
  * Each must give MDB_PANIC within a few seconds (the engine re-checks the owner once a
  * second while it waits).  Then the data must be intact: with lock.mdb removed, the
  * environment opens and reads every record.  A live owner is waited for: a second
@@ -104,7 +105,7 @@ static void expect_intact(void)
 
 /* Damage one mutex of an open environment, then start the txn that needs it. */
 static void damaged(const char *what, long mutex_off, uint32_t word, int wrong_kind,
-                    unsigned txn_flags)
+                    uint32_t kind_bytes, unsigned txn_flags)
 {
     MDB_env *env = open_env();
     uint32_t kind = peek(mutex_off + 16);
@@ -112,7 +113,7 @@ static void damaged(const char *what, long mutex_off, uint32_t word, int wrong_k
         FAIL("%s: the mutex kind read back is %#x, not a robust shared mutex", what, kind);
     poke(mutex_off, word);
     if (wrong_kind)
-        poke(mutex_off + 16, 0);
+        poke(mutex_off + 16, kind_bytes);
     MDB_txn *txn;
     double t0 = now();
     int rc = mdb_txn_begin(env, NULL, txn_flags, &txn);
@@ -159,9 +160,14 @@ int main(int argc, char **argv)
     unlink(lockpath);
     fill();
 
-    damaged("writer mutex held by no thread", WMUTEX, 0x3ffffff0u, 0, 0);
-    damaged("reader-table mutex held by no thread", RMUTEX, 0x3ffffff0u, 0, MDB_RDONLY);
-    damaged("writer mutex of the wrong kind", WMUTEX, 1, 1, 0);
+    damaged("writer mutex held by no thread", WMUTEX, 0x3ffffff0u, 0, 0, 0);
+    damaged("reader-table mutex held by no thread", RMUTEX, 0x3ffffff0u, 0, 0, MDB_RDONLY);
+    damaged("writer mutex of the wrong kind", WMUTEX, 1, 1, 0, 0);
+    /* bytes glibc itself would abort on (found by fuzz_lockfile): refused before any
+     * pthread call */
+    damaged("writer mutex of garbage bytes", WMUTEX, 0x30303030u, 1, 0x30303030u, 0);
+    damaged("reader-table mutex of garbage bytes", RMUTEX, 0x30303030u, 1, 0x30303030u,
+            MDB_RDONLY);
 
     /* a live writer in another thread is waited for, past the one-second re-checks */
     MDB_env *env = open_env();
