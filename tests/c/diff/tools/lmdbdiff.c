@@ -643,6 +643,10 @@ static void op_cursor(MDB_txn *txn, int writable)
                 if (rc == MDB_KEYEXIST)
                     pval("old", &v);
                 putchar('\n');
+                /* APPEND looks at the last record through LMDB's cursor_last, which sets
+                 * the end flag -- refused or not (found by fuzz_apidiff) */
+                if (fl & (MDB_APPEND | MDB_APPENDDUP))
+                    eofish = 1;
                 st = rc ? CS_UNSET : CS_POS;
             }
             continue;
