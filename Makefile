@@ -295,7 +295,11 @@ asan-run:
 # of `make test`); BENCH_ARGS passes options, e.g. BENCH_ARGS="--rounds 1 --scale 0.1".
 # bench-core: bench/core_ops.c (put/get/scan, 1,000,000 keys) on our library and on
 # Debian's liblmdb in interleaved rounds, median ratio with its spread.
-.PHONY: test-compat bench-many-dbs bench-core
+# bench: the catalogue (bench/catalogue.c, db_bench's workloads, docs/performance.md) at
+# 1,000,000 records; BENCH_ARGS="-n 10000000" for 10M, "--rows 'fill*'" for some rows.
+# bench-py: the same through Python (bench/py_catalogue.py): mdb, py-lmdb, sqlite3,
+# LevelDB and RocksDB (plyvel and rocksdict are pip-installed into the venv first).
+.PHONY: test-compat bench-many-dbs bench-core bench bench-py
 test-compat: lib
 	MDB_COMPAT_STRICT=1 $(PYTHON) -m pytest tests/compat tests/slapd -q -rfEs -p no:cacheprovider
 
@@ -304,6 +308,13 @@ bench-many-dbs: lib
 
 bench-core: lib
 	$(PYTHON) bench/run_core_ops.py $(BENCH_ARGS)
+
+bench: lib
+	$(PYTHON) bench/catalogue.py $(BENCH_ARGS)
+
+bench-py: lib
+	$(PYTHON) -c "import plyvel, rocksdict" 2>/dev/null || $(PYTHON) -m pip install -q plyvel rocksdict
+	$(PYTHON) bench/py_catalogue.py $(BENCH_ARGS)
 
 # `make lint`: ruff's linter and a formatting check over all the Python (pyproject.toml's
 # [tool.ruff] settings), run as $(PYTHON) -m ruff, so CI's PYTHON=.venv/bin/python uses

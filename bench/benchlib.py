@@ -13,17 +13,19 @@ BUILD = os.path.join(ROOT, "build")
 OUT = os.path.join(BUILD, "bench")
 
 
-def build(src, lib, opt="-O2"):
-    """Compile bench/<src> linked to `lib` ("ours" or "system"); return (exe, loaded .so)."""
+def build(src, lib, opt="-O2", root=None):
+    """Compile bench/<src> linked to `lib` ("ours" or "system"); return (exe, loaded .so).
+    root: another checkout whose build/ holds the library linked as "ours" (a baseline)."""
     os.makedirs(OUT, exist_ok=True)
     stem = os.path.splitext(os.path.basename(src))[0]
-    exe = os.path.join(OUT, f"{stem}-{lib}")
+    exe = os.path.join(OUT, f"{stem}-{lib}" + ("-baseline" if root else ""))
     cc = os.environ.get("CC", "cc")
     path = os.path.join(HERE, src)
     if lib == "system":
         cmd = [cc, opt, "-g", "-Wall", "-Wextra", "-Werror", path, "-llmdb", "-o", exe]
     else:
-        inc, compat = os.path.join(BUILD, "include"), os.path.join(BUILD, "compat")
+        b = os.path.join(root, "build") if root else BUILD
+        inc, compat = os.path.join(b, "include"), os.path.join(b, "compat")
         if not os.path.exists(os.path.join(compat, "liblmdb.so.0")):
             sys.exit(f"{stem}: build/compat/liblmdb.so.0 missing: run `make lib`")
         cmd = [

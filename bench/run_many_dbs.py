@@ -123,6 +123,23 @@ def main():
                     if not ok and a.check:
                         rc = 1
                 print(f"{lib:6s} {mode:5s}: 10,000 DBs / 10 DBs = {ratio:8.1f}x{verdict}")
+    big = max(counts)
+    if big >= 100:
+        print(
+            f"\nOpening by name, {big:,} DBs (median over rounds, microseconds): creating the"
+            f" 10th / the {big:,}th in one txn, and opening the 10th / the {big:,}th again"
+        )
+        for lib in libs:
+
+            def med(key, lib=lib):
+                return statistics.median(float(o[key]) for o in res[(lib, big)]) * 1e6
+
+            cf, cl = med("create_first"), med("create_last")
+            rf, rl = med("reopen_first"), med("reopen_last")
+            print(
+                f"{lib:6s} create {cf:8.3f} / {cl:8.3f} = {cl / cf:7.1f}x   "
+                f"reopen {rf:8.3f} / {rl:8.3f} = {rl / rf:7.1f}x"
+            )
     print(f"\nrun_many_dbs: {time.monotonic() - t_start:.0f}s in all")
     return rc
 
