@@ -16,11 +16,14 @@ int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out)
 {
     MDB_env *env = txn->env;
     unsigned psize = env->psize;
+    /* zeroed, so no stale bytes reach the file, unless the caller fills it all or opted out */
+    int zero = !(flags & ALLOC_NOINIT) && !(env->flags & MDB_NOMEMINIT);
+    flags &= ~ALLOC_NOINIT;
     if (n == 1) {
         page *p = dirty_take_loose(txn);
         if (p) {
             pgno_t pg = p->pgno;
-            if (!(env->flags & MDB_NOMEMINIT))
+            if (zero)
                 memset(p, 0, psize);
             page_init(p, pg, flags | P_DIRTY, psize);
             if (flags & P_OVERFLOW)
@@ -48,9 +51,10 @@ int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out)
         /* pages are written where they live; the file spans the whole map */
         p = (page *)(env->map + (size_t)pg * psize);
     } else {
-        p = (env->flags & MDB_NOMEMINIT) ? malloc((size_t)psize * n) : calloc(n, psize);
-        if (!p)
+        if (!(p = page_buffer_get(env, n)))
             return ENOMEM;
+        if (zero)
+            memset(p, 0, (size_t)psize * n);
     }
     page_init(p, pg, flags | P_DIRTY, psize);
     if (flags & P_OVERFLOW)

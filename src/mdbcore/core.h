@@ -204,8 +204,13 @@ page *dirty_find_chain(MDB_txn *txn, pgno_t pgno, int *own);
 int page_writable(MDB_txn *txn, const page *p);
 /* Make a private writable copy of page p for txn (copy-on-write); *np gets it. */
 int page_make_writable(MDB_txn *txn, page *p, page **np);
-/* Give a dirty page's memory back (heap copy; nothing under WRITEMAP, where it is the map). */
+/* Heap memory for n pages, contents undefined: a cached buffer when n == 1. */
+page *page_buffer_get(MDB_env *env, unsigned n);
+/* Give a dirty page's memory back (heap copy; nothing under WRITEMAP, where it is the map).
+ * Single pages go to the env's cache for the next txn, up to PAGE_CACHE_BYTES. */
 void page_release(MDB_env *env, page *p);
+/* Free the cache of page buffers (env close). */
+void page_cache_free(MDB_env *env);
 int dirty_add(MDB_txn *txn, page *p);
 void dirty_drop(MDB_txn *txn, pgno_t pgno); /* remove the entry, free nothing */
 void dirty_release_all(MDB_txn *txn);
@@ -235,7 +240,9 @@ int page_free(MDB_txn *txn, pgno_t pgno, unsigned npages);
 int freelist_take(MDB_txn *txn, unsigned n, pgno_t *out);
 int freelist_save(MDB_txn *txn);
 txnid_t freelist_oldest(MDB_txn *txn);
-/* A new dirty page or run of n pages. */
+/* A new dirty page or run of n pages.  flags: page flags, or-ed with ALLOC_NOINIT when the
+ * caller overwrites the whole page at once (copy-on-write), so zeroing it would be waste. */
+#define ALLOC_NOINIT 0x10000u
 int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out);
 
 /* ============================== L5: write path ===================================== */
@@ -301,6 +308,8 @@ void txn_nested_abort(MDB_txn *txn);
 int dbi_use(MDB_txn *txn, MDB_dbi dbi);
 int dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out);
 void dbi_close(MDB_env *env, MDB_dbi dbi);
+/* Empty handle slot i (name freed, out of the name index, seq bumped); dbi_mutex held. */
+void dbi_slot_forget(MDB_env *env, MDB_dbi i);
 int dbi_drop(MDB_txn *txn, MDB_dbi dbi, int del);
 int dbi_save_all(MDB_txn *txn);
 void dbi_stat(MDB_txn *txn, MDB_dbi dbi, MDB_stat *st);

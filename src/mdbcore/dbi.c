@@ -13,6 +13,91 @@
 
 #include "core.h"
 
+/* ---- the name index: mdb_dbi_open finds a name in one probe, not by a scan of every
+ * handle (with 100,000 open databases the scan was most of the cost of an open) ---- */
+
+static size_t name_home(const void *name, size_t len, unsigned bits)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ ((const uint8_t *)name)[i]) * 0x100000001b3ull;
+    return (size_t)((h * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
+/* The index cell holding the handle named `name`, or the empty cell where it would go. */
+static MDB_dbi *name_cell(MDB_env *env, const void *name, size_t len)
+{
+    size_t mask = ((size_t)1 << env->name_index_bits) - 1;
+    for (size_t i = name_home(name, len, env->name_index_bits);; i = (i + 1) & mask) {
+        MDB_dbi *c = &env->name_index[i];
+        if (!*c)
+            return c;
+        const MDB_val *n = &env->dbinfo[*c].name;
+        if (n->mv_size == len && !memcmp(n->mv_data, name, len))
+            return c;
+    }
+}
+
+static MDB_dbi name_lookup(MDB_env *env, const void *name, size_t len)
+{
+    return env->name_index ? *name_cell(env, name, len) : 0;
+}
+
+/* Room for one more name, the table at most half full. */
+static int name_index_reserve(MDB_env *env)
+{
+    if (env->name_index && 2 * ((size_t)env->name_index_used + 1) <= ((size_t)1 << env->name_index_bits))
+        return 0;
+    unsigned bits = env->name_index ? env->name_index_bits + 1 : 6;
+    MDB_dbi *ix = calloc((size_t)1 << bits, sizeof(MDB_dbi));
+    if (!ix)
+        return ENOMEM;
+    free(env->name_index);
+    env->name_index = ix;
+    env->name_index_bits = bits;
+    for (MDB_dbi i = CORE_DBS; i < env->maxdbs; i++) {
+        const MDB_val *n = &env->dbinfo[i].name;
+        if (n->mv_data)
+            *name_cell(env, n->mv_data, n->mv_size) = i;
+    }
+    return 0;
+}
+
+/* Linear-probing delete: later cells of the run move back over the hole when their home
+ * allows, so a lookup never stops early at the emptied cell. */
+static void name_index_remove(MDB_env *env, MDB_dbi slot)
+{
+    const MDB_val *n = &env->dbinfo[slot].name;
+    if (!env->name_index || !n->mv_data)
+        return;
+    unsigned bits = env->name_index_bits;
+    size_t mask = ((size_t)1 << bits) - 1;
+    MDB_dbi *ix = env->name_index;
+    size_t i = (size_t)(name_cell(env, n->mv_data, n->mv_size) - ix);
+    if (ix[i] != slot)
+        return;
+    for (size_t j = (i + 1) & mask; ix[j]; j = (j + 1) & mask) {
+        const MDB_val *m = &env->dbinfo[ix[j]].name;
+        size_t home = name_home(m->mv_data, m->mv_size, bits);
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            ix[i] = ix[j];
+            i = j;
+        }
+    }
+    ix[i] = 0;
+    env->name_index_used--;
+}
+
+void dbi_slot_forget(MDB_env *env, MDB_dbi i)
+{
+    name_index_remove(env, i);
+    free(env->dbinfo[i].name.mv_data);
+    memset(&env->dbinfo[i], 0, sizeof(env->dbinfo[i]));
+    env->dbseq[i]++;
+    if (i < env->free_hint)
+        env->free_hint = i;
+}
+
 static int read_record(MDB_txn *txn, const MDB_val *name, db_record *rec, int *found)
 {
     MDB_cursor mc;
@@ -115,26 +200,22 @@ int dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out)
     MDB_val key = {len, (void *)name};
 
     pthread_mutex_lock(&env->dbi_mutex);
-    MDB_dbi slot = 0, match = 0;
+    MDB_dbi slot = 0, match = name_lookup(env, name, len);
     MDB_dbi limit = txn->numdbs > env->numdbs ? txn->numdbs : env->numdbs;
-    for (MDB_dbi i = CORE_DBS; i < limit; i++) {
-        db_info *d = &env->dbinfo[i];
-        if (!d->name.mv_data) {
-            if (!slot)
-                slot = i;
-            continue;
-        }
-        if (d->name.mv_size == len && !memcmp(d->name.mv_data, name, len)) {
-            if (txn->dbgen[i] == txn->gen && (txn->dbstate[i] & DBS_VALID)) {
-                pthread_mutex_unlock(&env->dbi_mutex);
-                if ((rc = dbi_use(txn, i)) != 0)
-                    return rc;
-                *out = i;
-                return 0;
-            }
-            match = i; /* opened by a txn that committed after we began */
-        }
+    if (match && txn->dbgen[match] == txn->gen && (txn->dbstate[match] & DBS_VALID)) {
+        pthread_mutex_unlock(&env->dbi_mutex);
+        if ((rc = dbi_use(txn, match)) != 0)
+            return rc;
+        *out = match;
+        return 0;
     }
+    /* else match, if set, was opened by a txn that committed after we began.  A new handle
+     * takes the lowest free slot, as LMDB's does; every slot below free_hint is in use. */
+    MDB_dbi from = env->free_hint > CORE_DBS ? env->free_hint : CORE_DBS;
+    for (MDB_dbi i = from; i < limit && !slot; i++)
+        if (!env->dbinfo[i].name.mv_data)
+            slot = i;
+    env->free_hint = slot ? slot : (limit > from ? limit : from);
     if (!slot && !match) {
         if (limit >= env->maxdbs) {
             pthread_mutex_unlock(&env->dbi_mutex);
@@ -190,7 +271,8 @@ int dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out)
         return MDB_DBS_FULL;
     }
     char *copy = malloc(len + 1);
-    if (!copy) {
+    if (!copy || name_index_reserve(env) != 0) {
+        free(copy);
         pthread_mutex_unlock(&env->dbi_mutex);
         return ENOMEM;
     }
@@ -198,6 +280,8 @@ int dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out)
     db_info *d = &env->dbinfo[slot];
     d->name.mv_data = copy;
     d->name.mv_size = len;
+    *name_cell(env, copy, len) = slot;
+    env->name_index_used++;
     d->cmp = NULL;
     d->rec_known = 0;
     d->dcmp = NULL;
@@ -223,10 +307,8 @@ void dbi_close(MDB_env *env, MDB_dbi dbi)
         return;
     pthread_mutex_lock(&env->dbi_mutex);
     if (env->dbinfo[dbi].name.mv_data) {
-        free(env->dbinfo[dbi].name.mv_data);
-        memset(&env->dbinfo[dbi], 0, sizeof(env->dbinfo[dbi]));
+        dbi_slot_forget(env, dbi);
         env->dbflags[dbi] = 0;
-        env->dbseq[dbi]++;
     }
     pthread_mutex_unlock(&env->dbi_mutex);
 }

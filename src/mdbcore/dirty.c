@@ -2,6 +2,11 @@
  * dirty.c -- the write txn's dirty pages (layer L4): the sorted dirty list, copy-on-write
  * of a cursor's path, loose pages and page release.
  *
+ * Page buffers outlive their txn: a released single page goes to env->page_cache (at most
+ * PAGE_CACHE_BYTES) and the next write txn takes it from there.  Giving them back to malloc
+ * at each commit made the next txn fault every page in again: about one page fault per
+ * random put at 1,000 puts a txn (issue 11).
+ *
  * Invariants: a page is dirty iff it is in txn->dirty; dirty pages are private heap copies
  * (never inside the read-only map), flagged P_DIRTY, and are what page_get returns for their
  * pgno.  A loose page is a dirty page freed in this txn: it stays in the list (flag
@@ -101,6 +106,16 @@ static void index_drop(MDB_txn *txn)
     txn->dirty_index = NULL;
 }
 
+/* Empty the hash for the txn object's next use; a big one (over 1 MiB) is freed instead. */
+#define INDEX_KEEP_BITS 16
+static void index_clear(MDB_txn *txn)
+{
+    if (txn->dirty_index && txn->dirty_index_bits <= INDEX_KEEP_BITS)
+        memset(txn->dirty_index, 0, ((size_t)1 << txn->dirty_index_bits) * sizeof(dirty_entry));
+    else
+        index_drop(txn);
+}
+
 page *dirty_find(MDB_txn *txn, pgno_t pgno)
 {
     const dirty_entry *ix = txn->dirty_index;
@@ -134,6 +149,21 @@ int page_writable(MDB_txn *txn, const page *p)
     return !txn->parent || dirty_find(txn, p->pgno) == p;
 }
 
+/* Copy a tree page without the free gap between its pointer array and its nodes: a random
+ * fill copies a page per put, and the gap is a third of a page on average.  The gap of the
+ * copy keeps what its buffer held (an earlier page image of this file, or zeros). */
+static void page_copy(page *dst, const page *src, unsigned psize)
+{
+    unsigned lo = src->u.bounds.lower, up = src->u.bounds.upper;
+    int tree = (src->flags & (P_BRANCH | P_LEAF)) && !(src->flags & (P_LEAF2 | P_OVERFLOW));
+    if (tree && lo <= up && up <= psize && up - lo >= 64) {
+        memcpy(dst, src, lo);
+        memcpy((uint8_t *)dst + up, (const uint8_t *)src + up, psize - up);
+    } else {
+        memcpy(dst, src, psize);
+    }
+}
+
 int page_make_writable(MDB_txn *txn, page *p, page **out)
 {
     MDB_env *env = txn->env;
@@ -143,11 +173,11 @@ int page_make_writable(MDB_txn *txn, page *p, page **out)
         /* dirty in an ancestor: shadow it under the same number, the ancestor keeps its
          * version in case we abort */
         size_t n = (p->flags & P_OVERFLOW) ? p->u.overflow_pages : 1;
-        if (!(np = malloc(n * env->psize)))
+        if (!(np = page_buffer_get(env, (unsigned)n)))
             return ENOMEM;
         memcpy(np, p, n * env->psize);
         if ((rc = dirty_add(txn, np)) != 0) {
-            free(np);
+            page_release(env, np);
             return rc;
         }
         *out = np;
@@ -158,10 +188,10 @@ int page_make_writable(MDB_txn *txn, page *p, page **out)
         *out = np;
         return rc;
     }
-    if ((rc = page_alloc(txn, 1, 0, &np)) != 0)
+    if ((rc = page_alloc(txn, 1, ALLOC_NOINIT, &np)) != 0)
         return rc;
     pgno_t newpg = np->pgno, oldpg = p->pgno;
-    memcpy(np, p, env->psize);
+    page_copy(np, p, env->psize);
     np->pgno = newpg;
     np->flags |= P_DIRTY;
     if ((rc = page_free(txn, oldpg, 1)) != 0)
@@ -206,10 +236,44 @@ void dirty_drop(MDB_txn *txn, pgno_t pgno)
     index_remove(txn, pgno);
 }
 
+/* 64 MiB of 4 KiB pages: more than a txn of 10,000 random puts dirties, and a bound on
+ * what a one-off huge txn leaves behind for the env's lifetime. */
+#define PAGE_CACHE_BYTES ((size_t)64 << 20)
+
+page *page_buffer_get(MDB_env *env, unsigned n)
+{
+    if (n == 1 && env->page_cache) {
+        page *p = env->page_cache;
+        env->page_cache = *(page **)p;
+        env->page_cache_count--;
+        return p;
+    }
+    /* a new single buffer starts zeroed: copy-on-write leaves its gap as it finds it */
+    return n == 1 ? calloc(1, env->psize) : malloc((size_t)env->psize * n);
+}
+
 void page_release(MDB_env *env, page *p)
 {
-    if (!(env->flags & MDB_WRITEMAP))
+    if (env->flags & MDB_WRITEMAP)
+        return;
+    int single = !(p->flags & P_OVERFLOW) || p->u.overflow_pages == 1;
+    if (single && env->page_cache_count < PAGE_CACHE_BYTES / env->psize) {
+        *(page **)p = env->page_cache;
+        env->page_cache = p;
+        env->page_cache_count++;
+        return;
+    }
+    free(p);
+}
+
+void page_cache_free(MDB_env *env)
+{
+    while (env->page_cache) {
+        page *p = env->page_cache;
+        env->page_cache = *(page **)p;
         free(p);
+    }
+    env->page_cache_count = 0;
 }
 
 void dirty_release_all(MDB_txn *txn)
@@ -219,7 +283,7 @@ void dirty_release_all(MDB_txn *txn)
     for (size_t i = 1; i <= DL_COUNT(txn); i++)
         page_release(txn->env, txn->dirty[i].pg);
     DL_COUNT(txn) = 0;
-    index_drop(txn);
+    index_clear(txn);
     if (txn->spill_pgs)
         txn->spill_pgs[0] = 0;
     txn->loose_pgs = NULL;

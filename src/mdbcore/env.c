@@ -175,6 +175,8 @@ void env_close(MDB_env *env)
             free(env->dbinfo[i].name.mv_data);
     }
     txn_cache_free(env);
+    page_cache_free(env);
+    free(env->name_index);
     free(env->dbinfo);
     free(env->dbflags);
     free(env->dbseq);

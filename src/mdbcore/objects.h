@@ -192,10 +192,19 @@ struct MDB_env {
     char *data_path;      /* data.mdb (or path with NOSUBDIR) */
     char *lock_path;      /* lock.mdb (or path-lock) */
     int txkey_made;       /* reader_key exists */
-    page *page_cache;     /* malloc'd single pages kept for reuse (dirty.c) */
+    /* Heap buffers of single pages released by ended write txns, kept for the next ones
+     * (dirty.c).  Only the writer touches it, so the writer mutex guards it. */
+    page *page_cache;
+    size_t page_cache_count;
     db_info *dbinfo;      /* array[maxdbs] */
     uint16_t *dbflags;    /* array[maxdbs]: persistent flags of each open handle */
     unsigned *dbseq;      /* array[maxdbs]: bumped when a slot is closed/reused */
+    /* Name -> handle index over dbinfo's names (dbi.c), open addressing, at most half
+     * full, 0 = empty; and the lowest slot that may be free.  Both under dbi_mutex. */
+    MDB_dbi *name_index;
+    unsigned name_index_bits;
+    MDB_dbi name_index_used;
+    MDB_dbi free_hint;
     pthread_key_t reader_key; /* TLS slot binding, unless MDB_NOTLS */
     pthread_mutex_t dbi_mutex;/* guards handle-table updates across threads */
     unsigned maxkeysize;
@@ -210,6 +219,10 @@ struct MDB_env {
      * each begin when there are thousands of databases. */
     MDB_txn *rtxn_cache;
     unsigned rtxn_cached;
+    /* The last ended top-level write txn, its dirty list, hash, page lists and cursor table
+     * kept for the next (txn.c): allocating and faulting them in again cost more than a
+     * small txn's work.  Guarded by dbi_mutex. */
+    MDB_txn *wtxn_cache;
     /* Dead-reader healing by the writer (readers.c via freelist.c), under the writer mutex. */
     readers_heal_state heal;
 };

@@ -227,7 +227,7 @@ int spill_take_back(MDB_txn *txn, page *p, page **out)
     size_t bytes = env->psize * ((p->flags & P_OVERFLOW) ? p->u.overflow_pages : 1);
     page *np = p;
     if (!(env->flags & MDB_WRITEMAP)) {
-        if (!(np = malloc(bytes)))
+        if (!(np = page_buffer_get(env, (unsigned)(bytes / env->psize))))
             return ENOMEM;
         memcpy(np, p, bytes);
     }
@@ -235,7 +235,7 @@ int spill_take_back(MDB_txn *txn, page *p, page **out)
     int rc = dirty_add(txn, np);
     if (rc) {
         if (np != p)
-            free(np);
+            page_release(env, np);
         else
             p->flags &= ~P_DIRTY;
         return rc;

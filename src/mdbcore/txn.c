@@ -223,8 +223,66 @@ static void rtxn_put(MDB_env *env, MDB_txn *txn)
     free(txn);
 }
 
+/* A cached write txn object (arrays kept, emptied), else NULL. */
+static MDB_txn *wtxn_get(MDB_env *env)
+{
+    pthread_mutex_lock(&env->dbi_mutex);
+    MDB_txn *txn = env->wtxn_cache;
+    env->wtxn_cache = NULL;
+    pthread_mutex_unlock(&env->dbi_mutex);
+    if (!txn)
+        return NULL;
+    MDB_txn keep = *txn;
+    memset(txn, 0, sizeof(*txn));
+    txn->dbs = keep.dbs;
+    txn->dbseq = keep.dbseq;
+    txn->dbgen = keep.dbgen;
+    txn->touched = keep.touched;
+    txn->dbstate = keep.dbstate;
+    txn->gen = keep.gen;
+    txn->dirty = keep.dirty;
+    txn->dirty_cap = keep.dirty_cap;
+    txn->dirty[0].pgno = 0;
+    txn->dirty_index = keep.dirty_index;
+    txn->dirty_index_bits = keep.dirty_index_bits;
+    txn->free_pgs = keep.free_pgs;
+    txn->free_pgs[0] = 0;
+    txn->reclaimed = keep.reclaimed;
+    txn->reclaimed[0] = 0;
+    txn->cursors = keep.cursors;
+    return txn;
+}
+
+static void wtxn_free(MDB_txn *txn)
+{
+    dirty_list_free(txn);
+    idl_free(txn->free_pgs);
+    idl_free(txn->reclaimed);
+    free(txn->cursors);
+    free(txn);
+}
+
+/* Keep an ended write txn object for the next begin (its cursors are all closed). */
+static void wtxn_put(MDB_env *env, MDB_txn *txn)
+{
+    idl_free(txn->spill_pgs); /* rare, and sized for that txn */
+    txn->spill_pgs = NULL;
+    pthread_mutex_lock(&env->dbi_mutex);
+    if (!env->wtxn_cache) {
+        env->wtxn_cache = txn;
+        txn = NULL;
+    }
+    pthread_mutex_unlock(&env->dbi_mutex);
+    if (txn)
+        wtxn_free(txn);
+}
+
 void txn_cache_free(MDB_env *env)
 {
+    if (env->wtxn_cache) {
+        wtxn_free(env->wtxn_cache);
+        env->wtxn_cache = NULL;
+    }
     while (env->rtxn_cache) {
         MDB_txn *next = env->rtxn_cache->child;
         free(env->rtxn_cache);
@@ -267,15 +325,10 @@ static void txn_end(MDB_txn *txn, int free_it)
     txn->flags |= TXN_FINISHED;
     if (!free_it)
         return;
-    if (!(txn->flags & TXN_RDONLY)) {
-        dirty_list_free(txn);
-        idl_free(txn->free_pgs);
-        idl_free(txn->reclaimed);
-        free(txn->cursors);
-        free(txn);
-    } else {
+    if (!(txn->flags & TXN_RDONLY))
+        wtxn_put(env, txn);
+    else
         rtxn_put(env, txn);
-    }
 }
 
 /* Handles opened in this txn: keep them env-wide (commit) or forget them (abort). */
@@ -290,9 +343,7 @@ static void dbis_settle(MDB_txn *txn, int keep)
         if (keep) {
             env->dbflags[i] = txn->dbs[i].flags;
         } else if (env->dbseq[i] == txn->dbseq[i]) {
-            free(env->dbinfo[i].name.mv_data);
-            memset(&env->dbinfo[i], 0, sizeof(env->dbinfo[i]));
-            env->dbseq[i]++;
+            dbi_slot_forget(env, i);
         }
     }
     if (keep && txn->numdbs > env->numdbs)
@@ -311,14 +362,15 @@ static int begin_impl(MDB_env *env, MDB_txn *parent, unsigned flags, int own_slo
     if (!rdonly && (env->flags & MDB_RDONLY))
         return EACCES;
     size_t n = env->maxdbs;
-    MDB_txn *txn = rdonly ? rtxn_get(env) : txn_alloc(n);
+    MDB_txn *cached = rdonly ? NULL : wtxn_get(env);
+    MDB_txn *txn = rdonly ? rtxn_get(env) : cached ? cached : txn_alloc(n);
     if (!txn)
         return ENOMEM;
     txn->env = env;
     txn->dbinfo = env->dbinfo;
     txn->flags = rdonly ? TXN_RDONLY : 0;
     txn->owns_slot = rdonly && own_slot;
-    if (!rdonly) {
+    if (!rdonly && !cached) {
         txn->dirty_cap = 1024;
         txn->dirty = malloc(txn->dirty_cap * sizeof(dirty_entry));
         txn->free_pgs = idl_alloc(256);
@@ -344,17 +396,10 @@ static int begin_impl(MDB_env *env, MDB_txn *parent, unsigned flags, int own_slo
                 if (txn->owns_slot)
                     readers_release(txn->reader);
             }
-            if (rdonly) {
+            if (rdonly)
                 rtxn_put(env, txn);
-                return rc;
-            }
-            if (!rdonly) {
-                dirty_list_free(txn);
-                idl_free(txn->free_pgs);
-                idl_free(txn->reclaimed);
-                free(txn->cursors);
-            }
-            free(txn);
+            else
+                wtxn_put(env, txn);
         }
         return rc;
     }

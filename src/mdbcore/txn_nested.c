@@ -135,9 +135,7 @@ void txn_nested_abort(MDB_txn *t)
         if (i >= CORE_DBS && (t->dbstate[i] & DBS_NEW) &&
             !(p->dbgen[i] == p->gen && (p->dbstate[i] & DBS_VALID)) &&
             env->dbseq[i] == t->dbseq[i]) {
-            free(env->dbinfo[i].name.mv_data);
-            memset(&env->dbinfo[i], 0, sizeof(env->dbinfo[i]));
-            env->dbseq[i]++;
+            dbi_slot_forget(env, i);
         }
     }
     pthread_mutex_unlock(&env->dbi_mutex);

@@ -28,6 +28,9 @@
  *   s_refused_dup_put_commits  a DUPSORT put refused because the pair exists (NODUPDATA,
  *                      APPENDDUP) still makes the commit a new snapshot (txn id + 1), as
  *                      in LMDB; a refused NOOVERWRITE put or a missed delete does not
+ *   s_handle_slots     2,000 named databases: handles are given out in slot order, reopened
+ *                      by name to the same handle; closed and aborted handles free their
+ *                      slots, which new names then take lowest first (as LMDB does)
  *
  * Every scenario runs in its own environment under $TMPDIR.  Exit status 0 when every
  * check passed; each failed check is printed with its line.
@@ -887,6 +890,66 @@ static void s_refused_dup_put_commits(void) {
     mdb_env_close(env);
 }
 
+#define NHANDLES 2000
+static void s_handle_slots(void) {
+    char dir[4200], name[32];
+    MDB_env *env = open_env("handles", 64 << 20, NHANDLES + 100, 0, dir);
+    if (!env) return;
+    static MDB_dbi h[NHANDLES];
+    MDB_txn *txn;
+    MDB_dbi d;
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    for (int i = 0; i < NHANDLES; i++) {
+        snprintf(name, sizeof name, "n%05d", i);
+        MUST(mdb_dbi_open(txn, name, MDB_CREATE, &h[i]));
+        EXPECT(h[i] == (MDB_dbi)(2 + i), "%s: handle %u, want %d", name, h[i], 2 + i);
+    }
+    MUST(mdb_txn_commit(txn));
+    /* by name again, in reverse: the same handles */
+    MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+    for (int i = NHANDLES - 1; i >= 0; i--) {
+        snprintf(name, sizeof name, "n%05d", i);
+        OK(mdb_dbi_open(txn, name, 0, &d));
+        EXPECT(d == h[i], "reopen %s: handle %u, want %u", name, d, h[i]);
+    }
+    mdb_txn_abort(txn);
+    /* close every third: its slot is free for the next new name, lowest first */
+    int freed = 0;
+    for (int i = 0; i < NHANDLES; i += 3, freed++)
+        mdb_dbi_close(env, h[i]);
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    for (int k = 0; k < freed + 20; k++) {
+        snprintf(name, sizeof name, "m%05d", k);
+        MUST(mdb_dbi_open(txn, name, MDB_CREATE, &d));
+        MDB_dbi want = k < freed ? h[3 * k] : (MDB_dbi)(2 + NHANDLES + (k - freed));
+        EXPECT(d == want, "new %s: handle %u, want %u", name, d, want);
+    }
+    /* names still open keep their handles, even among the new ones */
+    snprintf(name, sizeof name, "n%05d", 1);
+    OK(mdb_dbi_open(txn, name, 0, &d));
+    EXPECT(d == h[1], "n00001: handle %u, want %u", d, h[1]);
+    mdb_txn_abort(txn);
+    /* the abort forgot the new handles: their slots are free again */
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    snprintf(name, sizeof name, "m%05d", 7);
+    OK(mdb_dbi_open(txn, name, MDB_CREATE, &d));
+    EXPECT(d == h[0], "after abort, %s: handle %u, want %u", name, d, h[0]);
+    /* a closed name that exists on disk comes back in the next free slot */
+    snprintf(name, sizeof name, "n%05d", 3);
+    OK(mdb_dbi_open(txn, name, 0, &d));
+    EXPECT(d == h[3], "reopened closed %s: handle %u, want %u", name, d, h[3]);
+    MUST(mdb_txn_commit(txn));
+    /* after the commit both names are found by name in a new txn */
+    MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+    snprintf(name, sizeof name, "m%05d", 7);
+    OK(mdb_dbi_open(txn, name, 0, &d));
+    EXPECT(d == h[0], "committed %s: handle %u, want %u", name, d, h[0]);
+    snprintf(name, sizeof name, "m%05d", 8);
+    RC(mdb_dbi_open(txn, name, 0, &d), MDB_NOTFOUND);
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+}
+
 int main(void) {
     const char *tmp = getenv("TMPDIR");
     snprintf(base, sizeof base, "%s/scenarios-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -904,6 +967,7 @@ int main(void) {
     s_cursor_after_delete();
     s_next_after_first_dup();
     s_refused_dup_put_commits();
+    s_handle_slots();
     printf("test_scenarios: %d checks, %d failed (files in %s)\n", checks, failures, base);
     return failures ? 1 : 0;
 }
