@@ -106,14 +106,28 @@ static void index_drop(MDB_txn *txn)
     txn->dirty_index = NULL;
 }
 
-/* Empty the hash for the txn object's next use; a big one (over 1 MiB) is freed instead. */
+/* Empty the hash for the txn object's next use, at a cost in proportion to the entries it
+ * holds (a hash grown by one big txn is not wiped whole after every small one that
+ * follows); one over 1 MiB is freed instead.  Call before the list is emptied. */
 #define INDEX_KEEP_BITS 16
 static void index_clear(MDB_txn *txn)
 {
-    if (txn->dirty_index && txn->dirty_index_bits <= INDEX_KEEP_BITS)
-        memset(txn->dirty_index, 0, ((size_t)1 << txn->dirty_index_bits) * sizeof(dirty_entry));
-    else
+    dirty_entry *ix = txn->dirty_index;
+    unsigned bits = txn->dirty_index_bits;
+    size_t cells = (size_t)1 << bits, mask = cells - 1, n = DL_COUNT(txn);
+    if (!ix)
+        return;
+    if (bits > INDEX_KEEP_BITS) {
         index_drop(txn);
+    } else if (4 * n >= cells) {
+        memset(ix, 0, cells * sizeof(dirty_entry));
+    } else {
+        /* every entry goes: wiping each entry's whole probe run from its home on is safe,
+         * since every cell of the run belongs to an entry that goes too */
+        for (size_t k = 1; k <= n; k++)
+            for (size_t i = index_home(txn->dirty[k].pgno, bits); ix[i].pgno; i = (i + 1) & mask)
+                ix[i].pgno = 0, ix[i].pg = NULL;
+    }
 }
 
 page *dirty_find(MDB_txn *txn, pgno_t pgno)
@@ -282,8 +296,8 @@ void dirty_release_all(MDB_txn *txn)
         return;
     for (size_t i = 1; i <= DL_COUNT(txn); i++)
         page_release(txn->env, txn->dirty[i].pg);
-    DL_COUNT(txn) = 0;
     index_clear(txn);
+    DL_COUNT(txn) = 0;
     if (txn->spill_pgs)
         txn->spill_pgs[0] = 0;
     txn->loose_pgs = NULL;
