@@ -62,6 +62,11 @@ $(BUILD)/libmdbcore-test.so: $(CORE_OBJ) $(TESTLIB_OBJ) $(TEST_MAP)
 	$(CC) -shared -pthread -Wl,-soname,libmdbcore-test.so -Wl,-Bsymbolic \
 	  -Wl,--version-script=$(TEST_MAP) $(EXTRA_LDFLAGS) -o $@ $(CORE_OBJ) $(TESTLIB_OBJ)
 
+# The installed extras library (make install): LMDB's API plus mdbcore.h's public extras.
+$(BUILD)/libmdbcore-extras.so: $(CORE_OBJ) src/mdbcore/exports-extras.map
+	$(CC) -shared -pthread -Wl,-soname,libmdbcore.so.0 -Wl,-Bsymbolic \
+	  -Wl,--version-script=src/mdbcore/exports-extras.map $(EXTRA_LDFLAGS) -o $@ $(CORE_OBJ)
+
 $(BUILD)/libmdbcore.a: $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $(CORE_OBJ)
@@ -79,6 +84,38 @@ $(BUILD)/include/lmdb.h: src/mdbcore/lmdb.h
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: our engine as a system library.
+#   $(LIBDIR)/liblmdb.so.0 (+ liblmdb.so)      the drop-in: LMDB's 56 functions, soname
+#                                              liblmdb.so.0, so programs built for LMDB load it
+#   $(LIBDIR)/libmdbcore.so.0 (+ libmdbcore.so) the same engine plus mdbcore.h's extras
+#   $(INCDIR)/lmdb.h, mdbcore.h and format.h (the on-disk layout mdbcore.h refers to)
+#   $(LIBDIR)/pkgconfig/lmdb.pc, mdbcore.pc    `pkg-config --cflags --libs lmdb`
+# ldconfig runs when installing into the live system (no DESTDIR) as root.  See
+# docs/building.md for running Debian's slapd or any LMDB program on it system-wide.
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCDIR ?= $(PREFIX)/include
+VERSION_STR := 0.9.29
+.PHONY: install uninstall
+install: lib $(BUILD)/libmdbcore-extras.so
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)
+	install -m 0755 $(BUILD)/libmdbcore.so $(DESTDIR)$(LIBDIR)/liblmdb.so.0
+	ln -sf liblmdb.so.0 $(DESTDIR)$(LIBDIR)/liblmdb.so
+	install -m 0755 $(BUILD)/libmdbcore-extras.so $(DESTDIR)$(LIBDIR)/libmdbcore.so.0
+	ln -sf libmdbcore.so.0 $(DESTDIR)$(LIBDIR)/libmdbcore.so
+	install -m 0644 src/mdbcore/lmdb.h src/mdbcore/mdbcore.h src/mdbcore/format.h $(DESTDIR)$(INCDIR)/
+	for pc in lmdb mdbcore; do \
+	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCDIR@|$(INCDIR)|g' \
+	      -e 's|@VERSION@|$(VERSION_STR)|g' src/mdbcore/$$pc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/$$pc.pc; \
+	done
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/liblmdb.so.0 $(DESTDIR)$(LIBDIR)/liblmdb.so \
+	      $(DESTDIR)$(LIBDIR)/libmdbcore.so.0 $(DESTDIR)$(LIBDIR)/libmdbcore.so \
+	      $(DESTDIR)$(INCDIR)/lmdb.h $(DESTDIR)$(INCDIR)/mdbcore.h $(DESTDIR)$(INCDIR)/format.h \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/lmdb.pc $(DESTDIR)$(LIBDIR)/pkgconfig/mdbcore.pc
 
 # ======================================================================================
 # Test harness
