@@ -59,8 +59,10 @@ static int lf_mutex_init(pthread_mutex_t *m)
     return rc;
 }
 
-/* glibc's robust mutex keeps its owner's thread id in the low bits of the lock word */
+/* glibc's robust mutex keeps its owner's thread id in the low bits of the lock word, and
+ * the kernel sets the owner-died bit when that thread dies holding it */
 #define LF_FUTEX_TID_MASK 0x3fffffff
+#define LF_FUTEX_OWNER_DIED 0x40000000
 /* the kind glibc gives a robust (16), process-shared (128) mutex: what lf_mutex_init makes
  * and what LMDB 0.9 makes on Linux */
 #define LF_ROBUST_SHARED_KIND 0x90
@@ -90,9 +92,29 @@ static int lf_expected_kind(void)
  * is a damaged lock file: nobody would ever wake us, so we give up with MDB_PANIC rather
  * than hang.  (A thread of another PID namespace looks dead here; LMDB's own reader-pid
  * checks share that limit.) */
+/* Whether a locked mutex's word cannot be a real lock: it names a thread that does not
+ * exist (a real owner's death sets the owner-died bit first, so a dead owner without it is
+ * damaged bytes), or this very thread (waiting would never end).  The word is read again
+ * after the test, so an owner that just unlocked and exited is not taken for damage. */
+static int lf_word_impossible(pthread_mutex_t *m)
+{
+    int word = __atomic_load_n(&m->__data.__lock, __ATOMIC_ACQUIRE);
+    int tid = word & LF_FUTEX_TID_MASK;
+    if (!tid || (word & LF_FUTEX_OWNER_DIED))
+        return 0;
+    if (tid != os_thread_self() && os_thread_exists(tid))
+        return 0;
+    return __atomic_load_n(&m->__data.__lock, __ATOMIC_ACQUIRE) == word;
+}
+
 static int lf_mutex_wait(pthread_mutex_t *m)
 {
     if (__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != lf_expected_kind())
+        return MDB_PANIC;
+    /* damaged bytes fail at once: each call on a damaged lock file would otherwise wait its
+     * second, and a writer makes many (the fuzz_lockfile campaign found a write txn taking
+     * over ten seconds to fail this way) */
+    if (lf_word_impossible(m))
         return MDB_PANIC;
     for (;;) {
         struct timespec until;
@@ -101,10 +123,8 @@ static int lf_mutex_wait(pthread_mutex_t *m)
         int rc = pthread_mutex_timedlock(m, &until);
         if (rc != ETIMEDOUT)
             return rc;
-        int word = __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED);
         int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
-        if ((kind & LF_ROBUST_SHARED_KIND) != LF_ROBUST_SHARED_KIND ||
-            !os_thread_exists(word & LF_FUTEX_TID_MASK))
+        if ((kind & LF_ROBUST_SHARED_KIND) != LF_ROBUST_SHARED_KIND || lf_word_impossible(m))
             return MDB_PANIC;
     }
 }

@@ -77,5 +77,7 @@ int os_file_identity(int fd, uint64_t *dev, uint64_t *ino, int *dsync);
 /* Whether a thread id names a live thread of some process (0 does not).  A thread we may
  * not signal still exists. */
 int os_thread_exists(int tid);
+/* The calling thread's id (gettid). */
+int os_thread_self(void);
 
 #endif

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -269,6 +270,11 @@ int os_thread_exists(int tid)
         return 0;
     /* kill() with a thread id reaches that thread's process on Linux */
     return kill((pid_t)tid, 0) == 0 || errno != ESRCH;
+}
+
+int os_thread_self(void)
+{
+    return (int)syscall(SYS_gettid);
 }
 
 int os_open_file(const char *path, unsigned how, mode_t mode, int *fd_out)

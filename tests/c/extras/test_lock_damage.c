@@ -6,7 +6,8 @@
  *     ever follow: a write txn (writer mutex) and a first read txn (reader-table mutex);
  *   - bytes of another mutex kind (not robust, not process-shared) "locked" by a live
  *     thread (pid 1), which a plain futex wait would never see released;
- *   - garbage bytes ("0000..." as text) on which glibc's own lock asserts and aborts.
+ *   - garbage bytes ("0000..." as text) on which glibc's own lock asserts and aborts;
+ *   - "locked" by this very thread, which does not hold it: glibc would wait for ever.
  * Each must give MDB_PANIC within a few seconds (the engine re-checks the owner once a
  * second while it waits).  Then the data must be intact: with lock.mdb removed, the
  * environment opens and reads every record.  A live owner is waited for: a second
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -168,6 +170,11 @@ int main(int argc, char **argv)
     damaged("writer mutex of garbage bytes", WMUTEX, 0x30303030u, 1, 0x30303030u, 0);
     damaged("reader-table mutex of garbage bytes", RMUTEX, 0x30303030u, 1, 0x30303030u,
             MDB_RDONLY);
+    /* a lock word naming the caller itself (the fuzz_lockfile campaign's inputs reach such
+     * words): waiting would be a self-deadlock, never ended by the one-second re-checks */
+    uint32_t self = (uint32_t)syscall(SYS_gettid);
+    damaged("writer mutex 'held' by the calling thread", WMUTEX, self, 0, 0, 0);
+    damaged("reader-table mutex 'held' by the calling thread", RMUTEX, self, 0, 0, MDB_RDONLY);
 
     /* a live writer in another thread is waited for, past the one-second re-checks */
     MDB_env *env = open_env();
