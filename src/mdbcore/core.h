@@ -313,7 +313,6 @@ void dbi_slot_forget(MDB_env *env, MDB_dbi i);
 int dbi_drop(MDB_txn *txn, MDB_dbi dbi, int del);
 int dbi_save_all(MDB_txn *txn);
 void dbi_stat(MDB_txn *txn, MDB_dbi dbi, MDB_stat *st);
-int dbi_refuse_dups(MDB_txn *txn, MDB_dbi dbi);
 int env_open(MDB_env *env, const char *path, unsigned flags, mode_t mode);
 void env_close(MDB_env *env);
 int env_set_mapsize(MDB_env *env, size_t size);

@@ -156,12 +156,6 @@ int dbi_use(MDB_txn *txn, MDB_dbi dbi)
     return 0;
 }
 
-/* Sorted-duplicate databases can be read; writing them arrives with issue 3. */
-int dbi_refuse_dups(MDB_txn *txn, MDB_dbi dbi)
-{
-    return (txn->dbs[dbi].flags & MDB_DUPSORT) ? MDB_INCOMPATIBLE : 0;
-}
-
 static void set_cmp(MDB_env *env, MDB_dbi dbi, unsigned flags)
 {
     if (!env->dbinfo[dbi].cmp)

@@ -119,7 +119,6 @@ struct xcursor; /* DUPSORT sub-cursor, issue 3 */
 
 struct MDB_cursor {
     MDB_cursor *next;       /* next cursor on the same dbi in txn->cursors[dbi] */
-    MDB_cursor *backup;     /* parent's copy while a nested txn runs (issue 3) */
     struct xcursor *xcursor;/* sub-cursor for duplicates, NULL unless DUPSORT */
     MDB_txn *txn;
     MDB_dbi dbi;

@@ -44,7 +44,6 @@ int page_get(MDB_txn *txn, pgno_t pgno, page **out)
 void cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
 {
     mc->next = NULL;
-    mc->backup = NULL;
     mc->xcursor = NULL;
     mc->txn = txn;
     mc->dbi = dbi;
