@@ -94,15 +94,17 @@ static int lf_expected_kind(void)
  * checks share that limit.) */
 /* Whether a locked mutex's word cannot be a real lock: it names a thread that does not
  * exist (a real owner's death sets the owner-died bit first, so a dead owner without it is
- * damaged bytes), or this very thread (waiting would never end).  The word is read again
- * after the test, so an owner that just unlocked and exited is not taken for damage. */
+ * damaged bytes), or this very thread (waiting would never end), or no thread at all while
+ * other bits are set (glibc only ever sets the waiters bit beside an owner, and waits for
+ * ever on a word that has it alone).  The word is read again after the test, so an owner
+ * that just unlocked and exited is not taken for damage. */
 static int lf_word_impossible(pthread_mutex_t *m)
 {
     int word = __atomic_load_n(&m->__data.__lock, __ATOMIC_ACQUIRE);
     int tid = word & LF_FUTEX_TID_MASK;
-    if (!tid || (word & LF_FUTEX_OWNER_DIED))
+    if (!word || (word & LF_FUTEX_OWNER_DIED))
         return 0;
-    if (tid != os_thread_self() && os_thread_exists(tid))
+    if (tid && tid != os_thread_self() && os_thread_exists(tid))
         return 0;
     return __atomic_load_n(&m->__data.__lock, __ATOMIC_ACQUIRE) == word;
 }

@@ -7,7 +7,8 @@
  *   - bytes of another mutex kind (not robust, not process-shared) "locked" by a live
  *     thread (pid 1), which a plain futex wait would never see released;
  *   - garbage bytes ("0000..." as text) on which glibc's own lock asserts and aborts;
- *   - "locked" by this very thread, which does not hold it: glibc would wait for ever.
+ *   - "locked" by this very thread, which does not hold it: glibc would wait for ever;
+ *   - the waiters bit alone, with no owner: glibc waits for ever for a word of 0.
  * Each must give MDB_PANIC within a few seconds (the engine re-checks the owner once a
  * second while it waits).  Then the data must be intact: with lock.mdb removed, the
  * environment opens and reads every record.  A live owner is waited for: a second
@@ -175,6 +176,9 @@ int main(int argc, char **argv)
     uint32_t self = (uint32_t)syscall(SYS_gettid);
     damaged("writer mutex 'held' by the calling thread", WMUTEX, self, 0, 0, 0);
     damaged("reader-table mutex 'held' by the calling thread", RMUTEX, self, 0, 0, MDB_RDONLY);
+    damaged("writer mutex with waiters and no owner", WMUTEX, 0x80000000u, 0, 0, 0);
+    damaged("reader-table mutex with waiters and no owner", RMUTEX, 0x80000000u, 0, 0,
+            MDB_RDONLY);
 
     /* a live writer in another thread is waited for, past the one-second re-checks */
     MDB_env *env = open_env();
