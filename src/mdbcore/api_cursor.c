@@ -45,6 +45,7 @@ void mdb_cursor_close(MDB_cursor *c)
         if (*pp)
             *pp = c->next;
     }
+    cursor_shadow_free(c);
     free(c->trk_key);
     free(c);
 }

@@ -302,6 +302,8 @@ static inline void txn_dbi_ready(MDB_txn *txn, MDB_dbi dbi)
 MDB_txn *txn_alloc(size_t n);
 void txn_cache_free(MDB_env *env);
 int txn_nested_begin(MDB_txn *parent, MDB_txn **out);
+/* Free what a cursor closed inside a child keeps for its parent (txn_nested.c). */
+void cursor_shadow_free(MDB_cursor *c);
 int txn_nested_commit(MDB_txn *txn);
 void txn_nested_abort(MDB_txn *txn);
 /* Validate a handle in a txn and refresh its record if stale: 0, EINVAL or MDB_BAD_DBI. */

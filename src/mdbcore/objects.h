@@ -139,6 +139,9 @@ struct MDB_cursor {
      * the root itself rather than a pgno (cursor.c). */
     page *inline_root;
     unsigned inline_size;
+    /* While a child of its txn runs, a write cursor works in the child (as in LMDB); this
+     * holds where to put it back (txn_nested.c), NULL otherwise. */
+    struct cursor_shadow *shadow;
 };
 
 /* The duplicates of one key: a sub-page inside the leaf node, or a sub-tree whose record

@@ -61,6 +61,7 @@ void cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
     mc->trk_state = 0;
     mc->inline_root = NULL;
     mc->inline_size = 0;
+    mc->shadow = NULL;
 }
 
 /* Index of the child to follow in branch p for key: the last node whose key <= key. */

@@ -11,25 +11,144 @@
  *           pages, allocation state and records become the parent's; handles opened in it
  *           stay open.
  *   abort:  the child's pages are dropped; the parent is exactly as before.
- * Either way the parent's cursors are put back on their items (cursor_track.c), and the
- * parent is blocked (TXN_HAS_CHILD) while the child lives.  Not with WRITEMAP (EINVAL).
+ * The parent's cursors work in the child while it lives, as in LMDB: they move to the
+ * child's cursor lists (so the child's writes keep them positioned) with a shadow record of
+ * where they stood.  At commit each keeps its place in the child, found again by key in
+ * the merged parent; at abort each goes back to its place from before the child.  The
+ * parent itself is blocked (TXN_HAS_CHILD) while the child lives.  Not with WRITEMAP
+ * (EINVAL).
  */
 #include <stdlib.h>
 
 #include "core.h"
 
-static void parent_cursors_save(MDB_txn *p)
+struct cursor_shadow {
+    struct cursor_shadow *prev; /* the shadow of an outer child (children nest) */
+    unsigned flags;             /* the cursor's flags when the child began */
+    int trk_state;              /* its place then, as track_save_one recorded it */
+    size_t trk_len, saved;
+    uint8_t key[];              /* `saved` bytes of its tracking buffer */
+};
+
+void cursor_shadow_free(MDB_cursor *c)
 {
-    for (MDB_dbi j = 0; j < p->ntouched; j++)
-        for (MDB_cursor *c = p->cursors[p->touched[j]]; c; c = c->next)
-            track_save_one(c);
+    while (c->shadow) {
+        struct cursor_shadow *s = c->shadow;
+        c->shadow = s->prev;
+        free(s);
+    }
 }
 
-static void parent_cursors_restore(MDB_txn *p)
+/* Point a cursor (and its sub-cursor) at txn t's copy of its database. */
+static void cursor_rehome(MDB_cursor *c, MDB_txn *t)
 {
+    c->txn = t;
+    c->db = &t->dbs[c->dbi];
+    c->dbstate = &t->dbstate[c->dbi];
+    if (c->xcursor)
+        c->xcursor->mc.txn = t;
+}
+
+/* Hand every cursor of p to its child t, each with a shadow of where it stands.  All
+ * shadows are allocated first, so a failure leaves every cursor as it was. */
+static int parent_cursors_shadow(MDB_txn *p, MDB_txn *t)
+{
+    size_t n = 0, k = 0;
     for (MDB_dbi j = 0; j < p->ntouched; j++)
         for (MDB_cursor *c = p->cursors[p->touched[j]]; c; c = c->next)
+            n++;
+    if (!n)
+        return 0;
+    struct cursor_shadow **made = calloc(n, sizeof(*made));
+    if (!made)
+        return ENOMEM;
+    int rc = 0;
+    for (MDB_dbi j = 0; j < p->ntouched && !rc; j++) {
+        for (MDB_cursor *c = p->cursors[p->touched[j]]; c && !rc; c = c->next) {
+            if ((rc = track_save_one(c)) != 0)
+                break;
+            size_t saved = c->trk_key ? c->trk_cap : 0;
+            struct cursor_shadow *s = malloc(sizeof(*s) + saved);
+            if (!s) {
+                rc = ENOMEM;
+                break;
+            }
+            s->flags = c->flags;
+            s->trk_state = c->trk_state;
+            s->trk_len = c->trk_len;
+            s->saved = saved;
+            if (saved)
+                memcpy(s->key, c->trk_key, saved);
+            c->trk_state = TRK_NONE;
+            made[k++] = s;
+        }
+    }
+    if (rc) {
+        while (k)
+            free(made[--k]);
+        free(made);
+        return rc;
+    }
+    k = 0;
+    for (MDB_dbi j = 0; j < p->ntouched; j++) {
+        MDB_dbi i = p->touched[j];
+        for (MDB_cursor *c = p->cursors[i]; c; c = c->next) {
+            made[k]->prev = c->shadow;
+            c->shadow = made[k++];
+            cursor_rehome(c, t);
+        }
+        t->cursors[i] = p->cursors[i];
+        p->cursors[i] = NULL;
+    }
+    free(made);
+    return 0;
+}
+
+/* Commit: remember where each shadowed cursor stands in the child (before the merge frees
+ * pages it may point into). */
+static void shadowed_save(MDB_txn *t)
+{
+    for (MDB_dbi j = 0; j < t->ntouched; j++)
+        for (MDB_cursor *c = t->cursors[t->touched[j]]; c; c = c->next)
+            if (c->shadow)
+                track_save_one(c);
+}
+
+/* Give the shadowed cursors back to the parent: at commit they are found again where
+ * they stood in the child, at abort where they stood before it.  The child's own cursors
+ * stay in its lists, to be freed with it. */
+static void shadowed_return(MDB_txn *t, int committed)
+{
+    MDB_txn *p = t->parent;
+    for (MDB_dbi j = 0; j < t->ntouched; j++) {
+        MDB_dbi i = t->touched[j];
+        MDB_cursor **pp = &t->cursors[i];
+        while (*pp) {
+            MDB_cursor *c = *pp;
+            if (!c->shadow) {
+                pp = &c->next;
+                continue;
+            }
+            *pp = c->next;
+            struct cursor_shadow *s = c->shadow;
+            c->shadow = s->prev;
+            if (!committed) {
+                c->flags = s->flags;
+                c->trk_state = s->trk_state;
+                c->trk_len = s->trk_len;
+                if (s->saved && c->trk_key && c->trk_cap >= s->saved)
+                    memcpy(c->trk_key, s->key, s->saved);
+                else if (s->saved)
+                    c->trk_state = TRK_NONE; /* cannot happen: the buffer only grows */
+            }
+            free(s);
+            cursor_rehome(c, p);
+            c->next = p->cursors[i];
+            p->cursors[i] = c;
+            txn_dbi_ready(p, i);
             track_restore_one(c);
+        }
+    }
 }
 
 static pgno_list idl_copy(pgno_list src)
@@ -107,19 +226,23 @@ int txn_nested_begin(MDB_txn *parent, MDB_txn **out)
         t->dbseq[i] = parent->dbseq[i];
         t->dbstate[i] = parent->dbstate[i] & ~(DBS_NEW | DBS_DIRTY);
     }
-    parent_cursors_save(parent);
+    int rc = parent_cursors_shadow(parent, t);
+    if (rc) {
+        child_free(t);
+        return rc;
+    }
     parent->child = t;
     parent->flags |= TXN_HAS_CHILD;
     *out = t;
     return 0;
 }
 
-static void detach(MDB_txn *t)
+static void detach(MDB_txn *t, int committed)
 {
     MDB_txn *p = t->parent;
     p->child = NULL;
     p->flags &= ~TXN_HAS_CHILD;
-    parent_cursors_restore(p);
+    shadowed_return(t, committed);
 }
 
 void txn_nested_abort(MDB_txn *t)
@@ -140,7 +263,7 @@ void txn_nested_abort(MDB_txn *t)
     }
     pthread_mutex_unlock(&env->dbi_mutex);
     dirty_release_all(t);
-    detach(t);
+    detach(t, 0);
     child_free(t);
 }
 
@@ -150,12 +273,13 @@ int txn_nested_commit(MDB_txn *t)
     int rc = 0;
     if (t->child)
         txn_nested_abort(t->child);
+    shadowed_save(t);
     /* 1. our dirty pages replace the parent's copies or join its list */
     size_t n = t->dirty[0].pgno;
     if ((rc = spill_before_merge(p, n)) != 0) {
         p->flags |= TXN_ERROR; /* a failed write: the parent can only be aborted */
         dirty_release_all(t);
-        detach(t);
+        detach(t, 0);
         child_free(t);
         return rc;
     }
@@ -172,7 +296,7 @@ int txn_nested_commit(MDB_txn *t)
         /* the parent already owns part of our pages: it can only be aborted now */
         p->flags |= TXN_ERROR;
         dirty_disown(t);
-        detach(t);
+        detach(t, 1);
         child_free(t);
         return rc;
     }
@@ -215,7 +339,7 @@ int txn_nested_commit(MDB_txn *t)
     } else {
         p->flags |= TXN_ERROR;
     }
-    detach(t);
+    detach(t, 1);
     child_free(t);
     return rc;
 }

@@ -39,6 +39,7 @@ PyObject *cursor_new(TxnObject *txn, DbObject *db)
     self->cur = mc;
     self->valid = 1;
     self->positioned = 0;
+    self->put_only = 0;
     self->key.mv_size = self->val.mv_size = 0;
     self->key.mv_data = self->val.mv_data = NULL;
     cursor_link(txn, self);
@@ -87,6 +88,7 @@ int cursor_do(CursorObject *self, MDB_cursor_op op, MDB_val *k, MDB_val *v)
     if (v)
         vv = *v;
     int rc = mdb_cursor_get(self->cur, &kk, &vv, op);
+    self->put_only = 0;
     if (rc == 0 && (op == MDB_FIRST_DUP || op == MDB_LAST_DUP || op == MDB_GET_BOTH ||
                     op == MDB_GET_BOTH_RANGE || op == MDB_SET))
         rc = mdb_cursor_get(self->cur, &kk, &vv, MDB_GET_CURRENT);
@@ -133,6 +135,7 @@ static PyObject *cur_key(CursorObject *self, PyObject *unused)
     (void)unused;
     if (cursor_check(self) < 0)
         return NULL;
+    self->put_only = 0; /* read again: py-lmdb counts it positioned from here */
     if (!cursor_refresh(self))
         return empty_bytes();
     return outval(self->txn, &self->key);
@@ -143,6 +146,7 @@ static PyObject *cur_value(CursorObject *self, PyObject *unused)
     (void)unused;
     if (cursor_check(self) < 0)
         return NULL;
+    self->put_only = 0; /* read again: py-lmdb counts it positioned from here */
     if (!cursor_refresh(self))
         return empty_bytes();
     return outval(self->txn, &self->val);
@@ -179,6 +183,7 @@ static PyObject *cur_item(CursorObject *self, PyObject *unused)
     (void)unused;
     if (cursor_check(self) < 0)
         return NULL;
+    self->put_only = 0; /* read again: py-lmdb counts it positioned from here */
     if (!cursor_refresh(self))
         return Py_BuildValue("(y#y#)", "", (Py_ssize_t)0, "", (Py_ssize_t)0);
     return cursor_item_tuple(self, 1, 1);
@@ -550,6 +555,8 @@ static int cput(CursorObject *self, PyObject *key, PyObject *val, unsigned int f
         int rc = mdb_cursor_put(self->cur, &k, &v, flags);
         if (rc == 0) {
             r = 1;
+            if (!self->positioned)
+                self->put_only = 1;
             self->positioned = 1;
             cursor_refresh(self);
         } else if (rc == MDB_KEYEXIST) {
@@ -729,7 +736,7 @@ static PyObject *cur_delete(CursorObject *self, FASTARGS)
         return NULL;
     if (cursor_check(self) < 0)
         return NULL;
-    if (!self->positioned)
+    if (!self->positioned || self->put_only)
         Py_RETURN_FALSE;
     int rc = mdb_cursor_del(self->cur,
                             (dupdata && (self->db->flags & MDB_DUPSORT)) ? MDB_NODUPDATA : 0);

@@ -134,7 +134,13 @@ void txn_close_cursors(TxnObject *txn)
 
 void env_invalidate_db(EnvObject *env, MDB_dbi dbi, int close)
 {
-    for (TxnObject *t = env->txns; t; t = t->next) {
+    for (TxnObject *t = env->txns; t; t = t->next)
+        txn_invalidate_db(t, dbi, close);
+}
+
+void txn_invalidate_db(TxnObject *t, MDB_dbi dbi, int close)
+{
+    {
         CursorObject *c = t->cursors;
         while (c) {
             CursorObject *n = c->next;

@@ -107,6 +107,10 @@ typedef struct CursorObject {
     MDB_cursor *cur;
     int valid;
     int positioned;
+    /* put() or putmulti() placed a cursor that was not positioned: py-lmdb's delete() still
+     * sees it unpositioned (its flag follows reads only) until key()/value()/item() or a
+     * move reads it again, and so does ours */
+    int put_only;
     MDB_val key, val;
     struct CursorObject *next, *prev;
 } CursorObject;
@@ -196,6 +200,8 @@ void txn_close_cursors(TxnObject *txn);
 int txn_end(TxnObject *txn, int commit);
 /* Invalidate cursors of every txn of env that use dbi. */
 void env_invalidate_db(EnvObject *env, MDB_dbi dbi, int close);
+/* The same for the cursors of one txn only. */
+void txn_invalidate_db(TxnObject *t, MDB_dbi dbi, int close);
 /* Abort every transaction of env (used by close and set_mapsize). */
 void env_end_all_txns(EnvObject *env);
 

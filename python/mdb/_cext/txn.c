@@ -496,9 +496,13 @@ static PyObject *txn_drop(TxnObject *self, FASTARGS)
     DbObject *db = txn_resolve_db(self, a[0]);
     if (!db)
         return NULL;
-    /* py-lmdb closes the database's cursors whenever delete=True is asked, before the
-     * engine is called (so even when it then refuses, and for the main database) */
-    env_invalidate_db(self->env, db->dbi, del);
+    /* py-lmdb closes this txn's cursors on the database whenever delete=True is asked,
+     * before the engine is called (so even when it then refuses, and for the main
+     * database); other txns' cursors are left alone (see below) */
+    if (del)
+        txn_invalidate_db(self, db->dbi, 1);
+    else
+        env_invalidate_db(self->env, db->dbi, 0);
     if (del && db == self->env->main_db)
         del = 0; /* the main database can only be emptied */
     MDB_txn *t = self->txn;
@@ -509,6 +513,9 @@ static PyObject *txn_drop(TxnObject *self, FASTARGS)
     if (rc)
         return err_set("mdb_drop", rc);
     if (del) {
+        /* the handle is gone: other txns' cursors on it would reach a closed slot of the
+         * engine (py-lmdb leaves them be; an intended difference, pylmdb_differences.py) */
+        env_invalidate_db(self->env, dbi, 1);
         db->valid = 0;
         PyObject *k, *v;
         Py_ssize_t pos = 0;

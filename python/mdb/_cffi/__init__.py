@@ -1455,27 +1455,35 @@ class Transaction:
         self._check()
         d = self._resolve(db)
         env = self.env
-        # py-lmdb closes the database's cursors whenever delete=True is asked, before the
-        # engine is called (so even when it then refuses, and for the main database)
+        # py-lmdb closes this txn's cursors on the database whenever delete=True is asked,
+        # before the engine is called (so even when it then refuses, and for the main
+        # database); other txns' cursors are closed only once the handle is gone
         close_cursors = bool(delete)
         delete = bool(delete) and d is not env._main_db
-        for t in env._txns:
-            for slot in list(t._cursors):
-                c = slot.owner()
-                if c is None:  # garbage being finalized: close it now
-                    del t._cursors[slot]
-                    _close_slot(slot, env)
-                elif c._db is d:
-                    if close_cursors:
-                        c._invalidate()
-                    else:
-                        c._positioned = False
-                        c._cgen = -1
+
+        def settle(txns: list[Any], close: bool) -> None:
+            for t in txns:
+                for slot in list(t._cursors):
+                    c = slot.owner()
+                    if c is None:  # garbage being finalized: close it now
+                        del t._cursors[slot]
+                        _close_slot(slot, env)
+                    elif c._db is d:
+                        if close:
+                            c._invalidate()
+                        else:
+                            c._positioned = False
+                            c._cgen = -1
+
+        settle([self] if close_cursors else list(env._txns), close_cursors)
         rc = lib.mdb_drop(self._txn, d._dbi, 1 if delete else 0)
         _wrote(self)
         if rc:
             _raise("mdb_drop", rc)
         if delete:
+            # the handle is gone: other txns' cursors on it would reach a closed slot of
+            # the engine (py-lmdb leaves them be; an intended difference)
+            settle(list(env._txns), True)
             d._valid = False
             for name, x in list(env._dbs.items()):
                 if x is d:
@@ -1631,6 +1639,10 @@ class Cursor:
         self._cutxn = txn
         self._db = db
         self._positioned = False
+        # put()/putmulti() placed a cursor that was not positioned: py-lmdb's delete() still
+        # sees it unpositioned (its flag follows reads only) until key()/value()/item() or
+        # a move reads it again, and so does ours
+        self._put_only = False
         # The current record as key()/value()/item() last read it, good while _cgen is
         # txn._wgen: every move sets _cgen to -1 (see key()).
         self._cgen = -1
@@ -1732,6 +1744,7 @@ class Cursor:
 
     # -- positioning
     def _do(self, op: int, k: Any = _NULL, kl: int = 0, v: Any = _NULL, vl: int = 0) -> bool:
+        self._put_only = False
         self._cgen = -1
         rc = _lib_cursor_get(self._cur, op, k, kl, v, vl, self._k, self._v)
         if rc == 0:
@@ -1757,6 +1770,7 @@ class Cursor:
     # _pos (first/next/...) and _current (key/value/item) are hot: they inline what @_op,
     # _enter/_leave and _check do (same checks, same order, same errors).
     def _pos(self, op: int) -> bool:
+        self._put_only = False
         txn = self._cutxn
         env = txn._txenv
         env._active += 1
@@ -1791,6 +1805,7 @@ class Cursor:
                 txn._busy -= 1
 
     def _current(self, keys: bool, values: bool) -> Any:
+        self._put_only = False
         txn = self._cutxn
         env = txn._txenv
         env._active += 1
@@ -1937,6 +1952,7 @@ class Cursor:
 
     # Like _pos, with a key (and value): set_key/set_range/get and the _dup seeks.
     def _seek(self, op: int, key: Any, value: Any, get: bool, default: Any) -> Any:
+        self._put_only = False
         txn = self._cutxn
         env = txn._txenv
         env._active += 1
@@ -2070,6 +2086,8 @@ class Cursor:
         if txn._cached or txn._parent is not None:
             _wrote(txn)
         if rc == 0:
+            if not self._positioned:
+                self._put_only = True  # py-lmdb's delete() still sees it unpositioned
             self._positioned = True
             self._refresh()
             return True
@@ -2146,7 +2164,7 @@ class Cursor:
     def delete(self, dupdata: bool = False) -> bool:
         """Delete the current record and move to the next one."""
         self._check()
-        if not self._positioned:
+        if not self._positioned or self._put_only:
             return False
         flags = lib.MDB_NODUPDATA if dupdata and self._db._flags & lib.MDB_DUPSORT else 0
         rc = lib.mdb_cursor_del(self._cur, flags)
@@ -2170,6 +2188,7 @@ class Cursor:
     # -- iteration
     def _fetch(self, bb: _BatchBuf, op: int, size: int, keys: bool, values: bool) -> _Batch | None:
         """Read up to size records ahead with op (inside _enter/_leave); None at the end."""
+        self._put_only = False
         ints = bb.ints
         self._cgen = -1
         flen = _lib_cursor_batch(

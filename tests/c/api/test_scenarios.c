@@ -31,6 +31,11 @@
  *   s_handle_slots     2,000 named databases: handles are given out in slot order, reopened
  *                      by name to the same handle; closed and aborted handles free their
  *                      slots, which new names then take lowest first (as LMDB does)
+ *   s_parent_cursor_in_child  a cursor of a txn that begins a child works in the child
+ *                      (mdb_cursor_txn is the child, it sees the child's writes and moves
+ *                      past them); the child's abort puts it back where it stood, its
+ *                      commit leaves it where the child left it; closing it inside the
+ *                      child or aborting the parent with the child alive is safe
  *
  * Every scenario runs in its own environment under $TMPDIR.  Exit status 0 when every
  * check passed; each failed check is printed with its line.
@@ -950,6 +955,68 @@ static void s_handle_slots(void) {
     mdb_env_close(env);
 }
 
+static void s_parent_cursor_in_child(void) {
+    char dir[4200];
+    MDB_env *env = open_env("parentcur", 16 << 20, 2, 0, dir);
+    if (!env) return;
+    MDB_txn *t, *child;
+    MDB_dbi dbi;
+    MDB_cursor *c;
+    MDB_val k, v = S("v");
+    MUST(mdb_txn_begin(env, NULL, 0, &t));
+    MUST(mdb_dbi_open(t, NULL, 0, &dbi));
+    const char *keys[] = {"b", "d", "f"};
+    for (int i = 0; i < 3; i++) {
+        k = S(keys[i]);
+        OK(mdb_put(t, dbi, &k, &v, 0));
+    }
+    MUST(mdb_txn_commit(t));
+    for (int mode = 0; mode < 4; mode++) {
+        MUST(mdb_txn_begin(env, NULL, 0, &t));
+        MUST(mdb_cursor_open(t, dbi, &c));
+        OK(mdb_cursor_get(c, &k, &v, MDB_FIRST)); /* on "b" */
+        MUST(mdb_txn_begin(env, t, 0, &child));
+        EXPECT(mdb_cursor_txn(c) == child, "mode %d: the cursor's txn is not the child", mode);
+        k = S("e");
+        OK(mdb_put(child, dbi, &k, &v, 0));
+        OK(mdb_cursor_get(c, &k, &v, MDB_NEXT)); /* "d" */
+        OK(mdb_cursor_get(c, &k, &v, MDB_NEXT)); /* the child's "e" */
+        EXPECT(eq(k, "e", 1), "mode %d: NEXT in the child gave %.*s, want e", mode,
+               (int)k.mv_size, (char *)k.mv_data);
+        if (mode == 0) {
+            mdb_txn_abort(child);
+            EXPECT(mdb_cursor_txn(c) == t, "abort: the cursor did not come back to the parent");
+            OK(mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT));
+            EXPECT(eq(k, "b", 1), "after the child's abort: on %.*s, want b", (int)k.mv_size,
+                   (char *)k.mv_data);
+            OK(mdb_cursor_get(c, &k, &v, MDB_NEXT));
+            EXPECT(eq(k, "d", 1), "after abort, NEXT: %.*s, want d", (int)k.mv_size,
+                   (char *)k.mv_data);
+            OK(mdb_cursor_get(c, &k, &v, MDB_NEXT));
+            EXPECT(eq(k, "f", 1), "after abort the child's e is gone: %.*s", (int)k.mv_size,
+                   (char *)k.mv_data);
+            mdb_txn_abort(t);
+        } else if (mode == 1) {
+            OK(mdb_txn_commit(child));
+            EXPECT(mdb_cursor_txn(c) == t, "commit: the cursor did not come back to the parent");
+            OK(mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT));
+            EXPECT(eq(k, "e", 1), "after the child's commit: on %.*s, want e", (int)k.mv_size,
+                   (char *)k.mv_data);
+            OK(mdb_cursor_get(c, &k, &v, MDB_NEXT));
+            EXPECT(eq(k, "f", 1), "after commit, NEXT: %.*s, want f", (int)k.mv_size,
+                   (char *)k.mv_data);
+            mdb_txn_abort(t);
+        } else if (mode == 2) {
+            mdb_cursor_close(c);
+            mdb_txn_abort(child);
+            mdb_txn_abort(t);
+        } else {
+            mdb_txn_abort(t); /* the child goes with it */
+        }
+    }
+    mdb_env_close(env);
+}
+
 int main(void) {
     const char *tmp = getenv("TMPDIR");
     snprintf(base, sizeof base, "%s/scenarios-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -968,6 +1035,7 @@ int main(void) {
     s_next_after_first_dup();
     s_refused_dup_put_commits();
     s_handle_slots();
+    s_parent_cursor_in_child();
     printf("test_scenarios: %d checks, %d failed (files in %s)\n", checks, failures, base);
     return failures ? 1 : 0;
 }
