@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from provenance import BUILD_DIR, base, median_spread, write_jsonl  # noqa: E402
@@ -53,20 +53,16 @@ def batches(items: list[bytes], batch: int) -> Iterable[list[bytes]]:
         yield items[i : i + step]
 
 
-class Store:
+class Store(Protocol):
     """One engine's way of doing each phase; every method returns the operations done."""
 
-    def fill(self, keys: list[bytes], batch: int) -> int:
-        raise NotImplementedError
+    def fill(self, keys: list[bytes], batch: int) -> int: ...
 
-    def read_random(self, keys: list[bytes]) -> int:
-        raise NotImplementedError
+    def read_random(self, keys: list[bytes]) -> int: ...
 
-    def read_seq(self) -> int:
-        raise NotImplementedError
+    def read_seq(self) -> int: ...
 
-    def close(self) -> None:
-        pass
+    def close(self) -> None: ...
 
 
 class LmdbStore(Store):
