@@ -185,6 +185,20 @@ MDB_txn *txn_alloc(size_t n)
     return txn;
 }
 
+/* Reset a cached txn object for reuse: every field cleared but its per-dbi arrays and
+ * their generation (so no handle of the last use reads as set up). */
+static void txn_clear_keep_dbis(MDB_txn *txn)
+{
+    MDB_txn keep = *txn;
+    memset(txn, 0, sizeof(*txn));
+    txn->dbs = keep.dbs;
+    txn->dbseq = keep.dbseq;
+    txn->dbgen = keep.dbgen;
+    txn->touched = keep.touched;
+    txn->dbstate = keep.dbstate;
+    txn->gen = keep.gen;
+}
+
 #define RTXN_CACHE_MAX 4
 
 /* A read txn object from the env's cache (arrays and generation kept), else a new one. */
@@ -199,14 +213,7 @@ static MDB_txn *rtxn_get(MDB_env *env)
     pthread_mutex_unlock(&env->dbi_mutex);
     if (!txn)
         return txn_alloc(env->maxdbs);
-    MDB_txn keep = *txn;
-    memset(txn, 0, sizeof(*txn));
-    txn->dbs = keep.dbs;
-    txn->dbseq = keep.dbseq;
-    txn->dbgen = keep.dbgen;
-    txn->touched = keep.touched;
-    txn->dbstate = keep.dbstate;
-    txn->gen = keep.gen;
+    txn_clear_keep_dbis(txn);
     return txn;
 }
 
@@ -233,13 +240,7 @@ static MDB_txn *wtxn_get(MDB_env *env)
     if (!txn)
         return NULL;
     MDB_txn keep = *txn;
-    memset(txn, 0, sizeof(*txn));
-    txn->dbs = keep.dbs;
-    txn->dbseq = keep.dbseq;
-    txn->dbgen = keep.dbgen;
-    txn->touched = keep.touched;
-    txn->dbstate = keep.dbstate;
-    txn->gen = keep.gen;
+    txn_clear_keep_dbis(txn);
     txn->dirty = keep.dirty;
     txn->dirty_cap = keep.dirty_cap;
     txn->dirty[0].pgno = 0;
