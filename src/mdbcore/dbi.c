@@ -179,8 +179,12 @@ int dbi_open(MDB_txn *txn, const char *name, unsigned flags, MDB_dbi *out)
             m->flags |= (uint16_t)pflags;
             txn->flags |= TXN_DIRTY;
         }
+        /* The main DB's comparators follow its flags at every open, as LMDB's do: keys
+         * given MDB_INTEGERKEY or MDB_REVERSEKEY here must be ordered by them from now on,
+         * so a comparator chosen for the old flags is replaced, not kept. */
         pthread_mutex_lock(&env->dbi_mutex);
-        set_cmp(env, MAIN_DBI, m->flags);
+        env->dbinfo[MAIN_DBI].cmp = cmp_for_keys(m->flags);
+        env->dbinfo[MAIN_DBI].dcmp = cmp_for_dups(m->flags);
         pthread_mutex_unlock(&env->dbi_mutex);
         *out = MAIN_DBI;
         return 0;
