@@ -19,7 +19,7 @@ int mdb_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **out)
     if (dbi == FREE_DBI && !(txn->flags & TXN_RDONLY))
         return EINVAL;
     int dups = (txn->dbs[dbi].flags & MDB_DUPSORT) != 0;
-    MDB_cursor *c = malloc(sizeof(*c) + (dups ? sizeof(struct xcursor) : 0));
+    MDB_cursor *c = cursor_obj_alloc(txn, dups);
     if (!c)
         return ENOMEM;
     cursor_init(c, txn, dbi);
@@ -36,8 +36,8 @@ int mdb_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **out)
 
 void mdb_cursor_close(MDB_cursor *c)
 {
-    if (!c)
-        return;
+    if (!c || (c->flags & C_RETIRED))
+        return; /* a retired cursor went with its write txn (cursor_alloc.c) */
     if (c->flags & C_WRITE_TXN) {
         MDB_cursor **pp = &c->txn->cursors[c->dbi];
         while (*pp && *pp != c)
@@ -45,9 +45,7 @@ void mdb_cursor_close(MDB_cursor *c)
         if (*pp)
             *pp = c->next;
     }
-    cursor_shadow_free(c);
-    free(c->trk_key);
-    free(c);
+    cursor_obj_free(c);
 }
 
 int mdb_cursor_renew(MDB_txn *txn, MDB_cursor *c)

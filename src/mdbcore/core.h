@@ -304,6 +304,11 @@ void txn_cache_free(MDB_env *env);
 int txn_nested_begin(MDB_txn *parent, MDB_txn **out);
 /* Free what a cursor closed inside a child keeps for its parent (txn_nested.c). */
 void cursor_shadow_free(MDB_cursor *c);
+/* cursor_alloc.c: the memory of cursors handed to the user */
+MDB_cursor *cursor_obj_alloc(MDB_txn *txn, int with_xcursor);
+void cursor_obj_retire(MDB_env *env, MDB_cursor *c);
+void cursor_obj_free(MDB_cursor *c);
+void cursor_pool_free(MDB_env *env);
 int txn_nested_commit(MDB_txn *txn);
 void txn_nested_abort(MDB_txn *txn);
 /* Validate a handle in a txn and refresh its record if stale: 0, EINVAL or MDB_BAD_DBI. */

@@ -175,6 +175,7 @@ void env_close(MDB_env *env)
             free(env->dbinfo[i].name.mv_data);
     }
     txn_cache_free(env);
+    cursor_pool_free(env);
     page_cache_free(env);
     free(env->name_index);
     free(env->dbinfo);

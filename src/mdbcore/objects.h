@@ -113,7 +113,8 @@ struct MDB_txn {
 #define C_SUB 0x04         /* is the sub-cursor of a DUPSORT cursor */
 #define C_DEL 0x08         /* last op was a delete: next move must not skip */
 #define C_UNTRACK 0x40     /* not in txn->cursors (internal temporary cursor) */
-#define C_WRITE_TXN 0x80   /* belongs to a write txn: freed with it */
+#define C_WRITE_TXN 0x80   /* belongs to a write txn: retired with it (cursor_alloc.c) */
+#define C_RETIRED 0x100    /* its write txn ended: only the pool holds it (cursor_alloc.c) */
 
 struct xcursor; /* DUPSORT sub-cursor, issue 3 */
 
@@ -142,6 +143,7 @@ struct MDB_cursor {
     /* While a child of its txn runs, a write cursor works in the child (as in LMDB); this
      * holds where to put it back (txn_nested.c), NULL otherwise. */
     struct cursor_shadow *shadow;
+    uint8_t alloc_kind;     /* CURSOR_ALLOC_* of cursor_alloc.c; 0 for cursors on the stack */
 };
 
 /* The duplicates of one key: a sub-page inside the leaf node, or a sub-tree whose record
@@ -225,6 +227,10 @@ struct MDB_env {
      * kept for the next (txn.c): allocating and faulting them in again cost more than a
      * small txn's work.  Guarded by dbi_mutex. */
     MDB_txn *wtxn_cache;
+    /* Cursors of ended write txns, kept for reuse (cursor_alloc.c); only the writer,
+     * holding the writer lock, touches them. */
+    MDB_cursor *cursor_pool;
+    unsigned cursor_pooled;
     /* Dead-reader healing by the writer (readers.c via freelist.c), under the writer mutex. */
     readers_heal_state heal;
 };

@@ -313,8 +313,7 @@ static void txn_end(MDB_txn *txn, int free_it)
             MDB_cursor *c = txn->cursors[i];
             while (c) {
                 MDB_cursor *next = c->next;
-                free(c->trk_key);
-                free(c);
+                cursor_obj_retire(env, c);
                 c = next;
             }
             txn->cursors[i] = NULL;

@@ -168,8 +168,7 @@ static void child_free(MDB_txn *t)
             MDB_cursor *c = t->cursors[t->touched[j]];
             while (c) {
                 MDB_cursor *next = c->next;
-                free(c->trk_key);
-                free(c);
+                cursor_obj_retire(t->env, c);
                 c = next;
             }
         }
