@@ -270,8 +270,12 @@ int txn_nested_commit(MDB_txn *t)
 {
     MDB_txn *p = t->parent;
     int rc = 0;
-    if (t->child)
-        txn_nested_abort(t->child);
+    /* A live child is committed into us first, as LMDB does (its commit recurses down the
+     * chain); if that fails we are aborted too and the caller sees the error. */
+    if (t->child && (rc = txn_nested_commit(t->child)) != 0) {
+        txn_nested_abort(t);
+        return rc;
+    }
     shadowed_save(t);
     /* 1. our dirty pages replace the parent's copies or join its list */
     size_t n = t->dirty[0].pgno;
