@@ -39,8 +39,9 @@ class CliError(click.ClickException):
         click.echo(f"{PROG}: error: {self.format_message()}", file=file, err=True)
 
 
-# class name -> advice. The engine's own text (e.g. "MDB_MAP_FULL: Environment
-# mapsize limit reached") is kept after the advice when -v is given.
+# class name -> advice: the advice column of src/mdbcore/errors.def, which
+# tests/python/test_error_table.py checks this table against. describe() keeps the
+# engine's own text (e.g. "MDB_MAP_FULL: Environment mapsize limit reached") after it.
 _ADVICE: dict[str, str] = {
     "MapFullError": "the map is full; reopen with a larger map size (e.g. --map-size)",
     "MapResizedError": "another process grew the map; run the command again",

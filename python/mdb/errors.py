@@ -88,7 +88,8 @@ LockError = _cls("LockError", "The environment was locked by another process.")
 MemoryError = _cls("MemoryError", "Out of memory.")  # noqa: A001 -- py-lmdb's name
 DiskError = _cls("DiskError", "No more disk space.")
 
-# THE table: engine code -> (class, hint appended to the message).
+# THE table: engine code -> (class, hint appended to the message).  Which class each
+# code raises is src/mdbcore/errors.def's; tests/python/test_error_table.py checks it.
 _TABLE: dict[int, tuple[type[Error], str]] = {
     -30799: (KeyExistsError, ""),
     -30798: (NotFoundError, ""),

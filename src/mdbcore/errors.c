@@ -1,6 +1,7 @@
 /*
  * errors.c -- return-code texts (mdb_strerror's engine side) and the corruption breadcrumb.
- * Layer L0.  The code/text table lives only in errors.def.
+ * Layer L0.  The code/text table lives only in errors.def (its comment says which other
+ * tables are checked against it, and how).
  *
  * Corruption breadcrumb: every "cannot happen on a valid file" path returns through
  * CORRUPT_AT (core.h), which lands here and remembers where it was detected.  Setting the
@@ -17,11 +18,21 @@ typedef struct err_entry {
     const char *text; /* "NAME: description" */
 } err_entry;
 
+/* The Python class and CLI advice columns, and the errno (E) rows, are not the engine's. */
+#define E(errno_name, pyclass, advice)
+
 static const err_entry err_table[] = {
-#define X(name, value, text) {value, #name ": " text},
+#define X(name, value, text, pyclass, advice) {value, #name ": " text},
 #include "errors.def"
 #undef X
 };
+
+/* lmdb.h's codes are errors.def's: a row lmdb.h lacks, or gives another value, fails here. */
+#define X(name, value, text, pyclass, advice) \
+    _Static_assert((name) == (value), #name " in lmdb.h differs from errors.def");
+#include "errors.def"
+#undef X
+#undef E
 
 const char *errors_text(int err)
 {
