@@ -330,7 +330,7 @@ class Environment:
             if db._creator is not None and isinstance(txn, Transaction):
                 # made by a txn that has not committed: another txn may not see it (py-lmdb
                 # asks the engine, which answers for that txn's snapshot)
-                t = txn
+                t: Transaction | None = txn
                 while t is not None and t is not db._creator:
                     t = t._parent
                 if t is None:
