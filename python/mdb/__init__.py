@@ -18,6 +18,7 @@ import os as _os
 import types as _types
 from typing import Any
 
+from . import _common
 from . import errors as _errors
 from .errors import (
     BadDbiError,
@@ -179,10 +180,7 @@ def version(subpatch: bool = False, lib_version: Any = None) -> tuple[int, ...]:
     no py-lmdb patch series).  ``lib_version`` exists for py-lmdb compatibility;
     only ``None`` and ``0`` (the 0.9 format) are accepted.
     """
-    if isinstance(lib_version, int) and lib_version < 0:
-        raise OverflowError("lib_version must be a non-negative integer")
-    if lib_version not in (None, 0):
-        raise Error(f"lib_version={lib_version!r} is not available: mdb implements LMDB 0.9 only")
+    _common.check_lib_version(lib_version)  # as Environment(lib_version=) checks it
     return tuple(_impl.version(subpatch=bool(subpatch)))
 
 

@@ -26,15 +26,15 @@ def test_repeated_reads_answer_from_the_cursor(lm, env, monkeypatch):
             t.put(k, k.upper())
     calls: list[int] = []
     if lm.backend == "cffi":  # count the engine reads of the record
-        import mdb._cffi as cffi
+        import mdb._cffi.cursor as cffi_cursor
 
-        real = cffi._lib_cursor_get
+        real = cffi_cursor._lib_cursor_get
 
         def counting(*args: Any) -> int:
             calls.append(args[1])
             return int(real(*args))
 
-        monkeypatch.setattr(cffi, "_lib_cursor_get", counting)
+        monkeypatch.setattr(cffi_cursor, "_lib_cursor_get", counting)
     for write in (False, True):
         t = env.begin(write=write)
         c = t.cursor()

@@ -8,14 +8,10 @@
  */
 #include "module.h"
 
+/* The dict of _Database.flags(): built by mdb._common, as the cffi backend's. */
 PyObject *db_flags_dict(unsigned int f)
 {
-    return Py_BuildValue("{s:O,s:O,s:O,s:O,s:O}",
-                         "reverse_key", (f & MDB_REVERSEKEY) ? Py_True : Py_False,
-                         "dupsort", (f & MDB_DUPSORT) ? Py_True : Py_False,
-                         "integerkey", (f & MDB_INTEGERKEY) ? Py_True : Py_False,
-                         "integerdup", (f & MDB_INTEGERDUP) ? Py_True : Py_False,
-                         "dupfixed", (f & MDB_DUPFIXED) ? Py_True : Py_False);
+    return PyObject_CallMethod(mdb_common, "db_flags_dict", "I", f);
 }
 
 DbObject *db_new(EnvObject *env, MDB_dbi dbi, unsigned int flags)

@@ -10,9 +10,7 @@
 #include "module.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H)
 #include "mdbcore.h"
 #endif
@@ -20,45 +18,29 @@
 #define FASTARGS PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
 #define METH_FK (METH_FASTCALL | METH_KEYWORDS)
 
-/* The engine does not report where it mapped the data file (me_mapaddr is
- * only set with MDB_FIXEDMAP), so find the mapping of the data file's inode in
- * /proc/self/maps.  Without it (non-Linux) buffers=True values are copies. */
+/* Where the data file is mapped, for buffers=True (mdb._common.map_range: the mappings
+ * of the file in /proc/self/maps, the growth bound included).  Without it (non-Linux)
+ * buffers=True values are copies.  Called at open and after set_mapsize only. */
 int env_update_map_range(EnvObject *env)
 {
     mdb_filehandle_t fd;
-    struct stat st;
     env->map_lo = env->map_hi = NULL;
-    if (mdb_env_get_fd(env->env, &fd) || fd < 0 || fstat(fd, &st))
+    if (mdb_env_get_fd(env->env, &fd) || fd < 0)
         return 0;
-    FILE *f = fopen("/proc/self/maps", "r");
-    if (!f)
-        return 0;
-    char line[1024];
-    while (fgets(line, sizeof line, f)) {
-        unsigned long lo, hi, off, ino;
-        unsigned int maj, min;
-        char perms[8];
-        if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perms, &off, &maj, &min,
-                   &ino) != 7)
-            continue;
-        if (ino != (unsigned long)st.st_ino || major(st.st_dev) != maj ||
-            minor(st.st_dev) != min)
-            continue;
-        if (!env->map_lo && off == 0) {
-            env->map_lo = (char *)lo;
-            env->map_hi = (char *)hi;
-        } else if (env->map_lo && (char *)lo == env->map_hi) {
-            env->map_hi = (char *)hi; /* contiguous continuation */
-        }
-    }
-    fclose(f);
+    unsigned long long bound = 0;
 #if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H)
-    /* A growing map keeps the address space of its bound: all of it is (or will be) the
-     * file, mapped in place as the map grows. */
-    size_t bound = mdbcore_env_get_maxsize(env->env);
-    if (env->map_lo && bound && env->map_lo + bound > env->map_hi)
-        env->map_hi = env->map_lo + (bound + 4095) / 4096 * 4096;
+    bound = mdbcore_env_get_maxsize(env->env);
 #endif
+    PyObject *r = PyObject_CallMethod(mdb_common, "map_range", "iK", (int)fd, bound);
+    if (!r)
+        return -1;
+    unsigned long long lo, hi;
+    int ok = PyArg_ParseTuple(r, "KK", &lo, &hi);
+    Py_DECREF(r);
+    if (!ok)
+        return -1;
+    env->map_lo = (char *)(uintptr_t)lo;
+    env->map_hi = (char *)(uintptr_t)hi;
     return 0;
 }
 
@@ -98,36 +80,27 @@ static int env_init(EnvObject *self, PyObject *args, PyObject *kwds)
                                      &readahead, &writemap, &meminit, &max_readers_o, &max_dbs_o,
                                      &max_spare_txns, &lock, &lib_version_o, &max_map_size_o))
         return -1;
+    /* The argument checks (ranges, lib_version, max_map_size without the core) are
+     * mdb._common's, shared with the cffi backend; the conversions below cannot fail
+     * after them. */
+#if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H)
+    PyObject *have_core = Py_True;
+#else
+    PyObject *have_core = Py_False;
+#endif
+    PyObject *none = Py_None;
+    PyObject *chk = PyObject_CallMethod(
+        mdb_common, "check_env_args", "OOOOOO", map_size_o ? map_size_o : none,
+        max_readers_o ? max_readers_o : none, max_dbs_o ? max_dbs_o : none, max_map_size_o,
+        lib_version_o, have_core);
+    if (!chk) {
+        Py_DECREF(path_bytes);
+        return -1;
+    }
+    Py_DECREF(chk);
     if (max_map_size_o != Py_None) {
         max_map_size = PyLong_AsUnsignedLongLong(max_map_size_o);
         if (PyErr_Occurred()) {
-            Py_DECREF(path_bytes);
-            return -1;
-        }
-#if !(defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H))
-        if (max_map_size) {
-            PyErr_SetString(mdb_Error, "max_map_size needs the mdb core (this build links the "
-                                       "system liblmdb)");
-            Py_DECREF(path_bytes);
-            return -1;
-        }
-#endif
-    }
-    if (lib_version_o != Py_None) {
-        /* one engine: LMDB 0.9's format; py-lmdb's 1.0 engine is not available */
-        long lv = PyLong_AsLong(lib_version_o);
-        if (lv == -1 && PyErr_Occurred()) {
-            Py_DECREF(path_bytes);
-            return -1;
-        }
-        if (lv < 0) {
-            PyErr_SetString(PyExc_OverflowError, "lib_version must be a non-negative integer");
-            Py_DECREF(path_bytes);
-            return -1;
-        }
-        if (lv != 0) {
-            PyErr_Format(mdb_Error, "lib_version=%ld is not available: mdb implements LMDB 0.9",
-                         lv);
             Py_DECREF(path_bytes);
             return -1;
         }
@@ -197,25 +170,15 @@ static int env_init(EnvObject *self, PyObject *args, PyObject *kwds)
         err_set("mdb_env_set_maxdbs", rc);
         goto fail;
     }
-    unsigned int flags = MDB_NOTLS;
-    if (!subdir)
-        flags |= MDB_NOSUBDIR;
-    if (readonly)
-        flags |= MDB_RDONLY;
-    if (!metasync)
-        flags |= MDB_NOMETASYNC;
-    if (!sync)
-        flags |= MDB_NOSYNC;
-    if (map_async)
-        flags |= MDB_MAPASYNC;
-    if (!readahead)
-        flags |= MDB_NORDAHEAD;
-    if (writemap)
-        flags |= MDB_WRITEMAP;
-    if (!meminit)
-        flags |= MDB_NOMEMINIT;
-    if (!lock)
-        flags |= MDB_NOLOCK;
+    PyObject *flags_o = PyObject_CallMethod(mdb_common, "open_flags", "iiiiiiiii", subdir,
+                                            readonly, metasync, sync, map_async, readahead,
+                                            writemap, meminit, lock);
+    unsigned int flags = flags_o ? (unsigned int)PyLong_AsUnsignedLong(flags_o) : 0;
+    Py_XDECREF(flags_o);
+    if (PyErr_Occurred()) {
+        mdb_env_close(env);
+        goto fail;
+    }
     Py_BEGIN_ALLOW_THREADS
     rc = mdb_env_open(env, path, flags, (mdb_mode_t)(mode & ~0111));
     Py_END_ALLOW_THREADS
@@ -581,13 +544,14 @@ done:
     return out;
 }
 
+/* The dict of Environment.stat() and Transaction.stat(): built by mdb._common. */
 PyObject *stat_dict(const MDB_stat *st)
 {
-    return Py_BuildValue("{s:I,s:I,s:n,s:n,s:n,s:n}", "psize", st->ms_psize, "depth",
-                         st->ms_depth, "branch_pages", (Py_ssize_t)st->ms_branch_pages,
-                         "leaf_pages", (Py_ssize_t)st->ms_leaf_pages, "overflow_pages",
-                         (Py_ssize_t)st->ms_overflow_pages, "entries",
-                         (Py_ssize_t)st->ms_entries);
+    return PyObject_CallMethod(mdb_common, "stat_dict", "IIKKKK", st->ms_psize, st->ms_depth,
+                               (unsigned long long)st->ms_branch_pages,
+                               (unsigned long long)st->ms_leaf_pages,
+                               (unsigned long long)st->ms_overflow_pages,
+                               (unsigned long long)st->ms_entries);
 }
 
 static PyObject *env_stat(EnvObject *self, PyObject *unused)
@@ -611,16 +575,23 @@ static PyObject *env_info(EnvObject *self, PyObject *unused)
     int rc = mdb_env_info(self->env, &info);
     if (rc)
         return err_set("mdb_env_info", rc);
-    PyObject *d = Py_BuildValue("{s:n,s:n,s:n,s:n,s:I,s:I}", "map_addr",
-                                (Py_ssize_t)(uintptr_t)info.me_mapaddr, "map_size",
-                                (Py_ssize_t)info.me_mapsize, "last_pgno",
-                                (Py_ssize_t)info.me_last_pgno, "last_txnid",
-                                (Py_ssize_t)info.me_last_txnid, "max_readers",
-                                info.me_maxreaders, "num_readers", info.me_numreaders);
 #if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H)
-    if (d && mdb_core_info_extras(self, d) < 0)
-        Py_CLEAR(d);
+    unsigned long long oldest;
+    if (mdb_core_reader_age(self, &oldest) < 0)
+        return NULL;
+    PyObject *age = PyLong_FromUnsignedLongLong(oldest);
+    if (!age)
+        return NULL;
+#else
+    PyObject *age = Py_None; /* reader_age needs the core */
+    Py_INCREF(age);
 #endif
+    /* the dict is mdb._common's, as the cffi backend's */
+    PyObject *d = PyObject_CallMethod(
+        mdb_common, "info_dict", "KKKKIIO", (unsigned long long)(uintptr_t)info.me_mapaddr,
+        (unsigned long long)info.me_mapsize, (unsigned long long)info.me_last_pgno,
+        (unsigned long long)info.me_last_txnid, info.me_maxreaders, info.me_numreaders, age);
+    Py_DECREF(age);
     return d;
 }
 
@@ -633,16 +604,7 @@ static PyObject *env_flags(EnvObject *self, PyObject *unused)
     int rc = mdb_env_get_flags(self->env, &f);
     if (rc)
         return err_set("mdb_env_get_flags", rc);
-    return Py_BuildValue("{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}",
-                         "subdir", (f & MDB_NOSUBDIR) ? Py_False : Py_True,
-                         "readonly", (f & MDB_RDONLY) ? Py_True : Py_False,
-                         "metasync", (f & MDB_NOMETASYNC) ? Py_False : Py_True,
-                         "sync", (f & MDB_NOSYNC) ? Py_False : Py_True,
-                         "map_async", (f & MDB_MAPASYNC) ? Py_True : Py_False,
-                         "readahead", (f & MDB_NORDAHEAD) ? Py_False : Py_True,
-                         "writemap", (f & MDB_WRITEMAP) ? Py_True : Py_False,
-                         "meminit", (f & MDB_NOMEMINIT) ? Py_False : Py_True,
-                         "lock", (f & MDB_NOLOCK) ? Py_False : Py_True);
+    return PyObject_CallMethod(mdb_common, "env_flags_dict", "I", f); /* shared with cffi */
 }
 
 static PyObject *env_path(EnvObject *self, PyObject *unused)
@@ -819,6 +781,10 @@ static PyObject *env_set_mapsize(EnvObject *self, PyObject *arg)
     /* py-lmdb's order: a closed environment, then the argument, then a live writer */
     if (env_check(self) < 0)
         return NULL;
+    PyObject *chk = PyObject_CallMethod(mdb_common, "check_mapsize", "O", arg);
+    if (!chk)
+        return NULL;
+    Py_DECREF(chk);
     unsigned long long size = PyLong_AsUnsignedLongLong(arg);
     if (size == (unsigned long long)-1 && PyErr_Occurred())
         return NULL;

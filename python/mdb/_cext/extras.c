@@ -50,15 +50,12 @@ PyObject *mdb_core_readers_detail(EnvObject *self)
         return NULL;
     PyObject *list = PyList_New(0);
     for (size_t i = 0; list && i < n; i++) {
-        PyObject *txnid = v[i].txnid == (txnid_t)-1
-                              ? (Py_INCREF(Py_None), Py_None)
-                              : PyLong_FromUnsignedLongLong(v[i].txnid);
-        PyObject *d = txnid ? Py_BuildValue("{s:k,s:K,s:N,s:K,s:K}", "pid",
-                                            (unsigned long)v[i].pid, "thread",
-                                            (unsigned long long)v[i].tid, "txnid", txnid,
-                                            "age", (unsigned long long)v[i].age, "pages_held",
-                                            (unsigned long long)v[i].pages_held)
-                            : NULL;
+        /* the row is mdb._common's (all-ones fields become None), as the cffi backend's */
+        PyObject *d = PyObject_CallMethod(
+            mdb_common, "reader_dict", "KKKKK", (unsigned long long)v[i].pid,
+            (unsigned long long)v[i].tid,
+            v[i].txnid == (txnid_t)-1 ? ~0ULL : (unsigned long long)v[i].txnid,
+            (unsigned long long)v[i].age, (unsigned long long)v[i].pages_held);
         if (!d || PyList_Append(list, d) < 0) {
             Py_XDECREF(d);
             Py_CLEAR(list);
@@ -70,7 +67,8 @@ PyObject *mdb_core_readers_detail(EnvObject *self)
     return list;
 }
 
-int mdb_core_info_extras(EnvObject *self, PyObject *dict)
+/* info()'s reader_age: the age of the oldest snapshot a reader holds (0 if none). */
+int mdb_core_reader_age(EnvObject *self, unsigned long long *age)
 {
     /* No read txn here: info() must not take a reader slot (that would raise the table's
      * high-water mark, num_readers).  The pages each reader holds are in readers(detail). */
@@ -78,15 +76,12 @@ int mdb_core_info_extras(EnvObject *self, PyObject *dict)
     mdbcore_reader_info *v = reader_table(self, &n, MDBCORE_RINFO_NO_PAGES);
     if (!v)
         return -1;
-    unsigned long long age = 0;
+    *age = 0;
     for (size_t i = 0; i < n; i++)
-        if (v[i].txnid != (txnid_t)-1 && v[i].age > age)
-            age = v[i].age;
+        if (v[i].txnid != (txnid_t)-1 && v[i].age > *age)
+            *age = v[i].age;
     PyMem_Free(v);
-    PyObject *a = PyLong_FromUnsignedLongLong(age);
-    int rc = (a && PyDict_SetItemString(dict, "reader_age", a) == 0) ? 0 : -1;
-    Py_XDECREF(a);
-    return rc;
+    return 0;
 }
 /* ---- Transaction.load_sorted: mdbcore_bulk_load fed from a Python iterable ---- */
 

@@ -2,8 +2,10 @@
  * module.c -- initialisation of mdb._cext.
  *
  * Readies the types, imports the shared Python pieces (mdb.errors for the one
- * error table, mdb._registry for the duplicate-open guard), installs the fork
- * hook that tells inherited objects apart, and exposes version().
+ * error table, mdb._registry for the duplicate-open guard, mdb._common for the
+ * cold code both backends share: argument checks, flag mapping, the report
+ * dicts, the map lookup), installs the fork hook that tells inherited objects
+ * apart, and exposes version().
  * Single-phase init; all state is process-global (the engine handles are).
  */
 #include "module.h"
@@ -16,6 +18,7 @@ pid_t mdb_cur_pid;
 PyObject *mdb_error_factory;
 PyObject *mdb_Error;
 PyObject *mdb_registry;
+PyObject *mdb_common;
 
 static void after_fork_child(void)
 {
@@ -29,10 +32,9 @@ static PyObject *mod_version(PyObject *self, PyObject *args, PyObject *kwds)
     (void)self;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|p", kwlist, &subpatch))
         return NULL;
-    if (subpatch)
-        return Py_BuildValue("(iiii)", MDB_VERSION_MAJOR, MDB_VERSION_MINOR, MDB_VERSION_PATCH,
-                             0);
-    return Py_BuildValue("(iii)", MDB_VERSION_MAJOR, MDB_VERSION_MINOR, MDB_VERSION_PATCH);
+    return PyObject_CallMethod(mdb_common, "version_tuple", "iiiO", MDB_VERSION_MAJOR,
+                               MDB_VERSION_MINOR, MDB_VERSION_PATCH,
+                               subpatch ? Py_True : Py_False);
 }
 
 static PyObject *mod_engine_version(PyObject *self, PyObject *unused)
@@ -42,6 +44,25 @@ static PyObject *mod_engine_version(PyObject *self, PyObject *unused)
     (void)unused;
     const char *s = mdb_version(&a, &b, &c);
     return Py_BuildValue("(iii)s", a, b, c, s);
+}
+
+/* mdb._common maps flags with its own copy of the values: compare them with lmdb.h's. */
+static int check_constants(void)
+{
+    PyObject *values = Py_BuildValue(
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "MDB_NOSUBDIR",
+        MDB_NOSUBDIR, "MDB_NOSYNC", MDB_NOSYNC, "MDB_RDONLY", MDB_RDONLY, "MDB_NOMETASYNC",
+        MDB_NOMETASYNC, "MDB_WRITEMAP", MDB_WRITEMAP, "MDB_MAPASYNC", MDB_MAPASYNC, "MDB_NOTLS",
+        MDB_NOTLS, "MDB_NOLOCK", MDB_NOLOCK, "MDB_NORDAHEAD", MDB_NORDAHEAD, "MDB_NOMEMINIT",
+        MDB_NOMEMINIT, "MDB_REVERSEKEY", MDB_REVERSEKEY, "MDB_DUPSORT", MDB_DUPSORT,
+        "MDB_INTEGERKEY", MDB_INTEGERKEY, "MDB_DUPFIXED", MDB_DUPFIXED, "MDB_INTEGERDUP",
+        MDB_INTEGERDUP);
+    if (!values)
+        return -1;
+    PyObject *r = PyObject_CallMethod(mdb_common, "check_constants", "sO", "_cext", values);
+    Py_DECREF(values);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
 }
 
 static PyMethodDef mod_methods[] = {
@@ -73,6 +94,9 @@ PyMODINIT_FUNC PyInit__cext(void)
         return NULL;
     mdb_registry = PyImport_ImportModule("mdb._registry");
     if (!mdb_registry)
+        return NULL;
+    mdb_common = PyImport_ImportModule("mdb._common");
+    if (!mdb_common || check_constants() < 0)
         return NULL;
     mdb_cur_pid = getpid();
     pthread_atfork(NULL, NULL, after_fork_child);

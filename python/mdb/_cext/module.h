@@ -146,6 +146,7 @@ extern pid_t mdb_cur_pid;            /* updated in forked children */
 extern PyObject *mdb_error_factory;  /* mdb.errors._from_code */
 extern PyObject *mdb_Error;          /* mdb.errors.Error */
 extern PyObject *mdb_registry;       /* mdb._registry module */
+extern PyObject *mdb_common;         /* mdb._common module: the cold code both backends share */
 
 /* ---------------------------------------------------------------- errors.c */
 
@@ -223,7 +224,7 @@ PyObject *mdb_core_check(EnvObject *self);   /* check.c */
 #endif
 #if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H)
 PyObject *mdb_core_readers_detail(EnvObject *self);         /* extras.c */
-int mdb_core_info_extras(EnvObject *self, PyObject *dict);  /* extras.c */
+int mdb_core_reader_age(EnvObject *self, unsigned long long *age); /* extras.c */
 PyObject *mdb_core_load_sorted(TxnObject *txn, DbObject *db, PyObject *iterable); /* extras.c */
 #endif
 

@@ -1,0 +1,178 @@
+"""The compiled half of the cffi backend and what every part of it shares.
+
+Loads ``mdb._cffi_lib`` (out-of-line API mode, built by CMake from ``build.py``), keeps
+the process id the objects compare with to tell inherited ones apart after ``fork()``,
+and holds the error helpers and the engine constants the hot paths read as module
+globals (cheaper than ``lib.X`` per call).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import weakref
+from threading import get_ident as _thread_id
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, TypeVar
+
+from .. import _common
+from ..errors import _from_code
+
+try:
+    from .._cffi_lib import ffi, lib
+except ImportError as exc:  # pragma: no cover - depends on the build
+    raise ImportError(f"mdb._cffi_lib is not built: {exc}") from exc
+
+if TYPE_CHECKING:
+    from .database import _Database
+    from .environment import Environment
+    from .iterator import _Batch
+    from .transaction import Transaction
+
+__all__ = ["ffi", "lib", "HAVE_CHECK", "pid_global", "_thread_id"]
+
+HAVE_CHECK = int(lib.mdbpy_have_check())
+
+_common.check_constants("_cffi", {name: getattr(lib, name) for name in _common.CONSTANTS})
+
+# -- fork
+
+_pid_users: list[dict[str, Any]] = []
+_batches: weakref.WeakSet[_Batch] = weakref.WeakSet()  # read-ahead not yet handed out
+_envs: weakref.WeakSet[Environment] = weakref.WeakSet()  # open in this process
+
+
+def pid_global(g: dict[str, Any]) -> int:
+    """Return the pid, and keep ``g["_pid"]`` the current pid in a forked child too.
+
+    A module calls it as ``_pid = pid_global(globals())``: its hot paths compare with
+    the module global ``_pid`` (cheaper than a call or an attribute lookup).
+    """
+    _pid_users.append(g)
+    return os.getpid()
+
+
+def _after_fork() -> None:
+    pid = os.getpid()
+    for g in _pid_users:
+        g["_pid"] = pid
+    for st in list(_batches):  # prefetched records are the parent's: never yield them here
+        st.cancel()
+    for env in list(_envs):  # the cursors' cached records too: the parent's objects raise
+        for t in list(env._txns):
+            t._wgen += 1
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+# -- constants
+
+_EINVAL = 22
+_EACCES = 13
+
+# Hot paths read these as module globals (cheaper than lib.X / ffi.X per call).
+_unpack = ffi.unpack
+_NULL = ffi.NULL
+_NOTFOUND = lib.MDB_NOTFOUND
+_KEYEXIST = lib.MDB_KEYEXIST
+_DUPSORT = lib.MDB_DUPSORT
+_BADKEY = lib.MDBPY_BADKEY
+_BADVAL = lib.MDBPY_BADVAL
+_BIG = lib.MDBPY_BIG
+_GET_CURRENT = lib.MDB_GET_CURRENT
+_SET_KEY = lib.MDB_SET_KEY
+_SET_RANGE = lib.MDB_SET_RANGE
+_FIRST = lib.MDB_FIRST
+_GET_BOTH = lib.MDB_GET_BOTH
+_NEXT = lib.MDB_NEXT
+_PREV = lib.MDB_PREV
+_lib_get = lib.mdbpy_get
+_lib_put = lib.mdbpy_put
+_lib_del = lib.mdbpy_del
+_lib_cursor_get = lib.mdbpy_cursor_get
+_lib_cursor_put = lib.mdbpy_cursor_put
+_lib_cursor_batch = lib.mdbpy_cursor_batch
+
+# -- errors and arguments
+
+
+def _raise(what: str, rc: int) -> NoReturn:
+    raise _from_code(what, rc, ffi.string(lib.mdb_strerror(rc)).decode("utf-8", "replace"))
+
+
+def _badvalsize(what: str, got: int, limit: int) -> NoReturn:
+    from ..errors import BadValsizeError
+
+    reason = ffi.string(lib.mdb_strerror(lib.MDB_BAD_VALSIZE)).decode()
+    if got == 0:
+        msg = f"{what}: {reason} (keys must be 1 to {limit} bytes long; got an empty key)"
+    else:
+        msg = f"{what}: {reason} ({got} bytes given, the limit is {limit} bytes)"
+    raise BadValsizeError(msg, what=what, code=lib.MDB_BAD_VALSIZE, reason=reason)
+
+
+def _put_error(what: str, rc: int, klen: int, vlen: int, env: Environment) -> NoReturn:
+    """Raise for a failed mdbpy_put/mdbpy_cursor_put (not MDB_KEYEXIST)."""
+    if rc == _BADKEY:
+        _badvalsize(what, klen, env._maxkey)
+    if rc == _BADVAL:
+        _badvalsize(what, vlen, env._maxkey)
+    _raise(what, rc)
+
+
+def _inbuf(obj: Any, name: str) -> tuple[Any, int]:
+    """(pointer-compatible object, length) for a key/value, without copying."""
+    if type(obj) is bytes:
+        return obj, len(obj)
+    if isinstance(obj, str) or obj is None:
+        raise TypeError(f"{name} must be a bytes-like object, not {type(obj).__name__}")
+    try:
+        buf = ffi.from_buffer(obj)
+    except TypeError:
+        raise TypeError(f"{name} must be a bytes-like object, not {type(obj).__name__}") from None
+    return buf, len(buf)
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _op(fn: _F) -> _F:
+    """Bracket a Transaction/Cursor/Environment method with _enter/_leave."""
+
+    @functools.wraps(fn)
+    def op(self: Any, *args: Any, **kw: Any) -> Any:
+        self._enter()
+        try:
+            return fn(self, *args, **kw)
+        finally:
+            self._leave()
+
+    return op  # type: ignore[return-value]
+
+
+def _wrote(t: Transaction | None) -> None:
+    """Note a change of what t (and so its ancestors) sees: cursors re-read their record
+    (see Cursor.key)."""
+    while t is not None:
+        t._wgen += 1
+        t._cached = False
+        t = t._parent
+
+
+def _busy_chain(t: Transaction | None, delta: int) -> None:
+    """Add delta to the busy count of t and its ancestors (see Transaction._enter)."""
+    while t is not None:
+        t._busy += delta
+        t = t._parent
+
+
+def _put_flags(db: _Database, dupdata: bool, overwrite: bool, append: bool) -> int:
+    """mdb_put()'s flags for put()'s keywords on db (per call: not in _common)."""
+    f = 0
+    dupsort = db._flags & lib.MDB_DUPSORT
+    if not dupdata and dupsort:
+        f |= lib.MDB_NODUPDATA
+    if not overwrite:
+        f |= lib.MDB_NOOVERWRITE
+    if append:
+        f |= lib.MDB_APPENDDUP if dupsort else lib.MDB_APPEND
+    return f
