@@ -1,5 +1,6 @@
 /*
- * core.h -- the engine's internal interface, one section per layer (MODELS.md 3.1):
+ * core.h -- the engine's internal interface, one section per layer (see also
+ * docs/design.md#source-map):
  *   L0 errors, idl     L1 meta, datafile     L2 page, node, cmp
  *   L3 tree_search, cursor (read path, never allocates)
  *   L4 dirty, spill, freelist, alloc     L5 tree_put, tree_split, tree_del, overflow, cursor_track

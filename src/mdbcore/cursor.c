@@ -1,6 +1,7 @@
 /*
  * cursor.c -- cursor navigation (layer L3, read path), including moves inside the sorted
- * duplicates of a key (read-only in this issue; writes to DUPSORT DBs are refused above).
+ * duplicates of a key (their shapes: docs/design.md#duplicates-sub-pages-and-sub-trees;
+ * writes to them are in dupsort.c).
  *
  * Cursor states: uninitialised (no C_INITIALIZED); on an item (ki < NKEYS of the top
  * leaf); past the end after a delete (ki == NKEYS, C_EOF); at the end after NEXT ran out

@@ -4,7 +4,8 @@
  *
  * Every struct here is a byte layout that real LMDB reads and writes, so the sizes and
  * offsets are pinned with static asserts.  All integers are host-native (little-endian
- * on x86-64).  FORMAT.md beside this file is the prose twin of these tables.
+ * on x86-64).  docs/design.md (#data-file-format, #lock-file-format) is the prose twin of
+ * these tables.
  *
  * Page (any kind), 16-byte header:
  *   off 0  u64 pgno        page number (overflow: first page of the run)
@@ -150,7 +151,7 @@ _Static_assert(offsetof(lock_header, txnid) == 48, "mti_txnid at 48");
 _Static_assert(offsetof(lock_header, numreaders) == 56, "mti_numreaders at 56");
 _Static_assert(offsetof(lock_header, wmutex) == 64, "mti_wmutex at 64");
 
-/* Size rules (see FORMAT.md). */
+/* Size rules (see docs/design.md#size-rules). */
 #define MDB_MAXKEYSIZE_DEFAULT 511u
 #define MIN_KEYS_PER_PAGE 2u
 #define MAX_PAGESIZE 0x8000u

@@ -68,7 +68,7 @@ typedef struct db_info {
 #define TXN_BLOCKED (TXN_FINISHED | TXN_ERROR | TXN_HAS_CHILD | TXN_LOADING)
 
 struct MDB_txn {
-    MDB_txn *parent;      /* nested txns (issue 3) */
+    MDB_txn *parent;      /* nested txns (docs/design.md#nested-transactions) */
     MDB_txn *child;
     pgno_t next_pgno;     /* first never-used page number (alloc.c) */
     txnid_t txnid;        /* snapshot id (read) or id to commit as (write) */
@@ -116,7 +116,7 @@ struct MDB_txn {
 #define C_WRITE_TXN 0x80   /* belongs to a write txn: retired with it (cursor_alloc.c) */
 #define C_RETIRED 0x100    /* its write txn ended: only the pool holds it (cursor_alloc.c) */
 
-struct xcursor; /* DUPSORT sub-cursor, issue 3 */
+struct xcursor; /* DUPSORT sub-cursor (docs/design.md#duplicates-sub-pages-and-sub-trees) */
 
 struct MDB_cursor {
     MDB_cursor *next;       /* next cursor on the same dbi in txn->cursors[dbi] */
@@ -147,7 +147,8 @@ struct MDB_cursor {
 };
 
 /* The duplicates of one key: a sub-page inside the leaf node, or a sub-tree whose record
- * is the node's data.  Read navigation only in this issue (cursor.c). */
+ * is the node's data.  Navigation in cursor.c, writes in dupsort.c
+ * (docs/design.md#duplicates-sub-pages-and-sub-trees). */
 struct xcursor {
     MDB_cursor mc;   /* flags C_SUB; mc.db = &db, mc.dbinfo = &info */
     db_record db;    /* the dup tree's record (synthesised for a sub-page) */

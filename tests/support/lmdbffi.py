@@ -90,7 +90,8 @@ int  mdb_reader_list(MDB_env *env, MDB_msg_func *func, void *ctx);
 int  mdb_reader_check(MDB_env *env, int *dead);
 """
 
-# Constant values of the LMDB 0.9 ABI (LMDB-FACTS.md 1.3-1.5).  tests/c/api/check_headers.py
+# Constant values of the LMDB 0.9 ABI (flags: docs/design.md#flag-bits; return codes:
+# src/mdbcore/errors.def).  tests/c/api/check_headers.py
 # checks the headers themselves; these are only what the Python harness uses.
 NOSUBDIR = 0x4000
 NOSYNC = 0x10000

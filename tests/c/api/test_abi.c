@@ -3,8 +3,8 @@
  * the library under test must work unchanged.  (Issue 2, "What it must show" e.)
  *
  *   1. Struct layouts: sizeof/offsetof of MDB_val, MDB_stat, MDB_envinfo as seen through
- *      Debian's header equal the LP64 ABI (LMDB-FACTS 1.1).  Our own header is compared
- *      with Debian's, constant by constant, by check_headers.py.
+ *      Debian's header equal the LP64 ABI (as src/mdbcore/lmdb.h declares them).  Our own
+ *      header is compared with Debian's, constant by constant, by check_headers.py.
  *   2. mdb_strerror: for every LMDB code, 0, out-of-range negatives and a spread of errno
  *      values, the text from the library under test equals the text from Debian's
  *      liblmdb.so.0 (out-of-range negatives may also give newer LMDB's text, see below) (dlopen()ed by path, so both are in the process; mdb_strerror touches

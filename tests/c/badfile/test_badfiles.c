@@ -63,7 +63,7 @@
 #define WALK_LIMIT 2000000L /* cursor steps per child; a corrupt tree may cycle */
 #define PSIZE 4096          /* page size of the file we write (x86-64 Linux) */
 
-/* Offsets inside a meta page (from the page start), as documented in LMDB-FACTS 2.4. */
+/* Offsets inside a meta page (from the page start), as tabled in docs/design.md#meta-page. */
 #define M_MAGIC 16
 #define M_VERSION 20
 #define M_MAPSIZE 32
