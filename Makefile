@@ -265,6 +265,7 @@ pytest: | impl-ready
 	PYTHON=$(PYTHON) tests/support/run_pytest.sh tests/crash $(RESULTS) || rc=1; \
 	PYTHON=$(PYTHON) tests/support/run_pytest.sh tests/compat $(RESULTS) || rc=1; \
 	PYTHON=$(PYTHON) tests/support/run_pytest.sh tests/slapd $(RESULTS) || rc=1; \
+	PYTHON=$(PYTHON) tests/support/run_pytest.sh tests/lab $(RESULTS) || rc=1; \
 	exit $$rc
 
 # The demo, then Debian's mdb_stat (real LMDB 0.9.24, statically linked) on the same file.
@@ -413,3 +414,21 @@ fuzz-seeds: lib
 	$(FUZZ_BUILD)/seeds/gen_mdb fuzz/corpus/datafile mdb
 	$(FUZZ_BUILD)/seeds/gen_lmdb -lock fuzz/corpus/lockfile lmdb
 	$(FUZZ_BUILD)/seeds/gen_mdb -lock fuzz/corpus/lockfile mdb
+
+# ---- the lab (lab/README.md): slapd on stock LMDB and on our engine ----
+# lab-smoke: every experiment at --size smoke on both engines (about 3 minutes), then one
+# PNG per experiment and the report table; results under build/lab/smoke/.
+# lab-1m: the 1,000,000-entry run of every experiment (under an hour on 2 cores), results,
+# plots and report under lab/results/<date>-1m/ (to commit).
+LAB_PY = $(if $(wildcard .venv/bin/python),.venv/bin/python,$(PYTHON))
+.PHONY: lab-smoke lab-1m
+lab-smoke: lib
+	$(LAB_PY) -m lab run all --size smoke --engine both --rounds 3 --out build/lab/smoke
+	$(LAB_PY) -m lab plot --results build/lab/smoke
+	$(LAB_PY) -m lab report --results build/lab/smoke
+	@echo "lab: plots in build/lab/smoke/plots/, rows in build/lab/smoke/results.jsonl, table in build/lab/smoke/report.md"
+
+lab-1m: lib
+	$(LAB_PY) -m lab run all --size 1m --engine both --rounds 3
+	$(LAB_PY) -m lab plot
+	$(LAB_PY) -m lab report

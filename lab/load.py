@@ -1,0 +1,268 @@
+"""load.py -- SLAMD-style rate jobs (SearchRate, ModRate, both at once) and full scans.
+
+A job is a set of client processes, each with one connection to slapd and `depth`
+requests in flight (a closed loop: a request is sent as soon as one completes).  All
+clients start together; the first `warmup` seconds are run but not counted; then
+`duration` seconds are measured, cut into `interval`-second buckets for the time series,
+as SLAMD's statistics intervals are.  Every loop is bounded: no new request after the
+window, and the outstanding ones are drained within a fixed grace period.
+
+What a job reports per operation kind: operations and errors in the window, ops/s per
+interval and overall, average/p50/p99 latency, and the CPU split of the window (slapd
+from /proc, clients from their own os.times(), the rest of the machine from /proc/stat),
+so that a client-bound or disturbed run shows in its numbers.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import random
+import statistics
+import string
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import ldapwire
+from .makeldif import PEOPLE, ROOTDN, ROOTPW, SUFFIX
+
+GRACE_S = 30.0  # longest wait for outstanding responses after the window
+_VALUE_CHARS = string.ascii_letters + string.digits
+
+
+@dataclass
+class JobSpec:
+    kind: str  # "search" or "modify"
+    clients: int
+    depth: int
+
+
+@dataclass
+class Timing:
+    warmup: float
+    duration: float
+    interval: float
+
+
+@dataclass
+class KindResult:
+    kind: str
+    ops: int = 0
+    errors: int = 0
+    latencies_us: list[float] = field(default_factory=list)
+    intervals: list[int] = field(default_factory=list)
+    client_cpu_s: float = 0.0
+
+    def summary(self, duration: float) -> dict[str, float]:
+        lat = sorted(self.latencies_us)
+
+        def pct(p: float) -> float:
+            return lat[min(len(lat) - 1, int(p * len(lat)))] / 1000 if lat else 0.0
+
+        return {
+            "ops_s": self.ops / duration,
+            "avg_ms": statistics.fmean(lat) / 1000 if lat else 0.0,
+            "p50_ms": pct(0.50),
+            "p99_ms": pct(0.99),
+            "errors": float(self.errors),
+        }
+
+
+def _request(kind: str, n: int, r: random.Random) -> tuple[bytes, int]:
+    """One request and the response tag that ends it."""
+    x = r.randrange(n)
+    if kind == "search":
+        # SearchRate: (uid=user.[0-N)) under ou=People, every user attribute
+        flt = ldapwire.equality("uid", f"user.{x}")
+        return ldapwire.search_request(PEOPLE, flt), ldapwire.SEARCH_DONE
+    # ModRate: replace description with an 80-character random value
+    value = "".join(r.choices(_VALUE_CHARS, k=80))
+    return (
+        ldapwire.modify_replace(f"uid=user.{x},{PEOPLE}", "description", value),
+        ldapwire.MODIFY_RESPONSE,
+    )
+
+
+def _client(
+    kind: str, port: int, n: int, depth: int, seed: int, t0: float, tm: Timing, conn: Any
+) -> None:
+    """One client process: returns its counts through conn."""
+    out = KindResult(kind)
+    try:
+        c = ldapwire.Connection(port)
+        if kind == "modify":
+            c.bind(ROOTDN, ROOTPW)
+        r = random.Random(seed)
+        win_start, win_end = t0 + tm.warmup, t0 + tm.warmup + tm.duration
+        nbuckets = max(1, round((tm.warmup + tm.duration) / tm.interval))
+        buckets = [0] * nbuckets
+        pending: dict[int, float] = {}
+        cpu_marks: list[float] = []
+        while time.monotonic() < t0:
+            time.sleep(min(0.01, max(0.0, t0 - time.monotonic())))
+        for _ in range(depth):
+            req, _tag = _request(kind, n, r)
+            pending[c.send(req)] = time.monotonic()
+        end_tag = ldapwire.SEARCH_DONE if kind == "search" else ldapwire.MODIFY_RESPONSE
+        hard_stop = win_end + GRACE_S
+        while pending:
+            now = time.monotonic()
+            if len(cpu_marks) == 0 and now >= win_start:
+                cpu_marks.append(sum(os.times()[:2]))
+            if len(cpu_marks) == 1 and now >= win_end:
+                cpu_marks.append(sum(os.times()[:2]))
+            if now > hard_stop:
+                out.errors += len(pending)
+                break
+            c.fill()
+            done = []
+            for mid, tag, start, _end in ldapwire.split_messages(c.buf):
+                if tag == end_tag and mid in pending:
+                    done.append((mid, ldapwire.result_code(c.buf, start)))
+            now = time.monotonic()
+            for mid, rc in done:
+                sent = pending.pop(mid)
+                if win_start <= now < win_end:
+                    out.ops += 1
+                    out.latencies_us.append((now - sent) * 1e6)
+                    if rc != 0:
+                        out.errors += 1
+                elif rc != 0:
+                    out.errors += 1
+                b = int((now - t0) / tm.interval)
+                if 0 <= b < nbuckets:
+                    buckets[b] += 1
+                if now < win_end:
+                    req, _tag = _request(kind, n, r)
+                    pending[c.send(req)] = time.monotonic()
+        if len(cpu_marks) == 1:
+            cpu_marks.append(sum(os.times()[:2]))
+        out.client_cpu_s = cpu_marks[1] - cpu_marks[0] if len(cpu_marks) == 2 else 0.0
+        out.intervals = buckets
+        c.close()
+        conn.send(("ok", out))
+    except Exception as e:  # reported to the parent, which fails the step
+        conn.send(("error", f"{kind} client: {type(e).__name__}: {e}"))
+    finally:
+        conn.close()
+
+
+def _busy_jiffies() -> tuple[int, int]:
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + v[4]
+    return sum(v[:8]) - idle, sum(v[:8])
+
+
+def _proc_cpu_s(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_job(
+    port: int, slapd_pid: int, n: int, specs: list[JobSpec], tm: Timing, seed: int = 1
+) -> dict[str, Any]:
+    """Run the clients of every spec at once; return per-kind results and the CPU split."""
+    ctx = mp.get_context("fork")
+    t0 = time.monotonic() + 1.0  # time to connect (and bind) before the common start
+    procs, pipes = [], []
+    k = 0
+    for spec in specs:
+        for _ in range(spec.clients):
+            parent, child = ctx.Pipe(duplex=False)
+            p = ctx.Process(
+                target=_client,
+                args=(spec.kind, port, n, spec.depth, seed * 1000 + k, t0, tm, child),
+                daemon=True,
+            )
+            p.start()
+            child.close()
+            procs.append(p)
+            pipes.append(parent)
+            k += 1
+    hz = os.sysconf("SC_CLK_TCK")
+    cores = os.cpu_count() or 1
+    time.sleep(max(0.0, t0 + tm.warmup - time.monotonic()))
+    slapd0, busy0 = _proc_cpu_s(slapd_pid), _busy_jiffies()
+    time.sleep(max(0.0, t0 + tm.warmup + tm.duration - time.monotonic()))
+    slapd1, busy1 = _proc_cpu_s(slapd_pid), _busy_jiffies()
+    results: dict[str, KindResult] = {}
+    failures = []
+    for p, pipe in zip(procs, pipes):
+        if pipe.poll(GRACE_S + 10):
+            status, payload = pipe.recv()
+        else:
+            status, payload = "error", "a client sent no result"
+        p.join(5)
+        if p.is_alive():
+            p.kill()
+        if status != "ok":
+            failures.append(payload)
+            continue
+        agg = results.setdefault(payload.kind, KindResult(payload.kind))
+        agg.ops += payload.ops
+        agg.errors += payload.errors
+        agg.latencies_us += payload.latencies_us
+        agg.client_cpu_s += payload.client_cpu_s
+        if not agg.intervals:
+            agg.intervals = list(payload.intervals)
+        else:
+            agg.intervals = [a + b for a, b in zip(agg.intervals, payload.intervals)]
+    if failures:
+        raise RuntimeError("; ".join(failures[:3]))
+    window_total_s = (busy1[1] - busy0[1]) / hz  # all CPUs' seconds in the window
+    busy_s = (busy1[0] - busy0[0]) / hz
+    slapd_s = slapd1 - slapd0
+    client_s = sum(r.client_cpu_s for r in results.values())
+    total_ops = sum(r.ops for r in results.values())
+    return {
+        "kinds": results,
+        "slapd_cpu_s": slapd_s,
+        "slapd_cpu_us_per_op": slapd_s * 1e6 / total_ops if total_ops else 0.0,
+        "client_cpu_share": client_s / (tm.duration * cores),
+        "other_cpu_share": max(0.0, (busy_s - slapd_s - client_s) / max(window_total_s, 1e-9)),
+        "warmup_buckets": round(tm.warmup / tm.interval),
+    }
+
+
+def _scan_client(port: int, digest: bool, conn: Any) -> None:
+    try:
+        c = ldapwire.Connection(port, timeout=600)
+        t = time.monotonic()
+        rc, count, dig = c.search(SUFFIX, ldapwire.present("objectClass"), digest=digest)
+        conn.send(("ok", (time.monotonic() - t, rc, count, dig)))
+        c.close()
+    except Exception as e:
+        conn.send(("error", f"scan client: {type(e).__name__}: {e}"))
+    finally:
+        conn.close()
+
+
+def full_scans(port: int, concurrency: int, timeout: float, digest: bool = False) -> list[tuple]:
+    """`concurrency` full-tree searches (every entry, every user attribute) started at
+    once, each on its own connection in its own process: [(seconds, rc, entries, digest)]."""
+    ctx = mp.get_context("fork")
+    procs, pipes = [], []
+    for _ in range(concurrency):
+        parent, child = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_scan_client, args=(port, digest, child), daemon=True)
+        p.start()
+        child.close()
+        procs.append(p)
+        pipes.append(parent)
+    out, failures = [], []
+    deadline = time.monotonic() + timeout
+    for p, pipe in zip(procs, pipes):
+        if pipe.poll(max(0.1, deadline - time.monotonic())):
+            status, payload = pipe.recv()
+        else:
+            status, payload = "error", f"a scan did not finish in {timeout:.0f} s"
+        p.join(5)
+        if p.is_alive():
+            p.kill()
+        (out if status == "ok" else failures).append(payload)
+    if failures:
+        raise RuntimeError("; ".join(failures[:3]))
+    return out

@@ -1,0 +1,283 @@
+"""plots.py -- one PNG per experiment from a results folder (matplotlib, Agg backend).
+
+Summary values are medians over rounds with min..max whiskers; rate jobs also get their
+per-interval time series (every round, warm-up intervals shaded); latencies are drawn on
+a log axis.  Each figure's footer names the results file and the commit it came from.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from .results import load_rows  # noqa: E402
+from .summary import ENGINE_ORDER, group, stats  # noqa: E402
+
+COLORS = {"stock": "#7f7f7f", "mdb": "#d62728"}
+Groups = dict[tuple, dict[str, dict[int, float]]]
+
+
+def _bars(
+    ax: Any, groups: Groups, exp: str, metrics: list[str], series: tuple = (), log: bool = False
+) -> bool:
+    """Grouped bars (one group per metric, one bar per engine), median with min..max."""
+    drawn = False
+    width = 0.38
+    for j, eng in enumerate(ENGINE_ORDER):
+        xs, meds, los, his = [], [], [], []
+        for i, m in enumerate(metrics):
+            vals = groups.get((exp, m, series), {}).get(eng)
+            if not vals:
+                continue
+            med, lo, hi = stats(list(vals.values()))
+            xs.append(i + (j - 0.5) * width)
+            meds.append(med)
+            los.append(med - lo)
+            his.append(hi - med)
+        if xs:
+            ax.bar(xs, meds, width, yerr=[los, his], capsize=3, color=COLORS[eng], label=eng)
+            drawn = True
+    ax.set_xticks(range(len(metrics)), metrics, rotation=15, fontsize=8)
+    if log:
+        ax.set_yscale("log")
+    ax.legend(fontsize=8)
+    return drawn
+
+
+def _lines(
+    ax: Any,
+    groups: Groups,
+    exp: str,
+    metric: str,
+    key: str,
+    fixed: tuple = (),
+    logx: bool = False,
+    logy: bool = False,
+    label: str = "",
+) -> bool:
+    """metric against the series field `key`, per engine: medians joined, min..max bars."""
+    drawn = False
+    pts: dict[str, list[tuple[float, float, float, float]]] = defaultdict(list)
+    for (e, m, series), per_engine in groups.items():
+        sd = dict(series)
+        if e != exp or m != metric or key not in sd:
+            continue
+        if any(sd.get(k) != v for k, v in fixed):
+            continue
+        for eng, vals in per_engine.items():
+            med, lo, hi = stats(list(vals.values()))
+            pts[eng].append((sd[key], med, med - lo, hi - med))
+    for eng in ENGINE_ORDER:
+        if not pts.get(eng):
+            continue
+        p = sorted(pts[eng])
+        ax.errorbar(
+            [x[0] for x in p],
+            [x[1] for x in p],
+            yerr=[[x[2] for x in p], [x[3] for x in p]],
+            marker="o",
+            capsize=3,
+            color=COLORS[eng],
+            label=f"{eng}{label}",
+        )
+        drawn = True
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(key)
+    ax.set_ylabel(metric)
+    ax.legend(fontsize=8)
+    return drawn
+
+
+def _timeseries(
+    ax: Any, rows: list[dict[str, Any]], exp: str, metric: str, variant: str | None = None
+) -> bool:
+    """Per-interval ops/s of every round, one line each; warm-up intervals shaded."""
+    runs: dict[tuple[str, int], list[tuple[int, float, bool]]] = defaultdict(list)
+    for r in rows:
+        if r["experiment"] == exp and r["metric"] == metric and "interval" in r:
+            if variant is not None and r.get("variant") != variant:
+                continue
+            runs[(r["engine"], r["round"])].append(
+                (r["interval"], r["value"], r.get("warmup", False))
+            )
+    warm = 0
+    for (eng, rnd), pts in sorted(runs.items()):
+        pts.sort()
+        warm = max(warm, sum(1 for p in pts if p[2]))
+        ax.plot(
+            [p[0] + 1 for p in pts],
+            [p[1] for p in pts],
+            color=COLORS.get(eng, "k"),
+            alpha=0.8,
+            lw=1.2,
+            label=f"{eng} round {rnd + 1}",
+        )
+    if warm:
+        ax.axvspan(0.5, warm + 0.5, color="#eeeeee", zorder=0, label="warm-up (not counted)")
+    ax.set_xlabel("interval (s)")
+    ax.set_ylabel(metric.replace("_", " "))
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=6, ncol=2)
+    return bool(runs)
+
+
+def _footer(fig: Any, rows: list[dict[str, Any]], src: str) -> None:
+    meta = next((r for r in rows if "git_commit" in r), {})
+    busy = sum(1 for r in rows if r.get("busy"))
+    fig.text(
+        0.01,
+        0.005,
+        f"{src} | commit {meta.get('git_commit', '?')} | {meta.get('size', '?')} "
+        f"({meta.get('entries', 0):,} entries) | {meta.get('cores', '?')} cores | "
+        f"rows measured on a busy machine: {busy}",
+        fontsize=6,
+        color="#555555",
+    )
+
+
+def _figure(name: str, title: str, ncols: int, width: float = 11) -> tuple[Any, list[Any]]:
+    fig, axes = plt.subplots(1, ncols, figsize=(width, 4.2))
+    axes = list(axes) if ncols > 1 else [axes]
+    fig.suptitle(title, fontsize=11)
+    return fig, axes
+
+
+def plot_all(results: str, out: str) -> list[str]:
+    rows = load_rows(results)
+    exp_rows = defaultdict(list)
+    for r in rows:
+        exp_rows[r["experiment"]].append(r)
+    groups = group(rows)
+    os.makedirs(out, exist_ok=True)
+    src = os.path.join(os.path.basename(os.path.abspath(results)), "results.jsonl")
+    written = []
+    for exp, rs in sorted(exp_rows.items()):
+        fig = _draw(exp, rs, groups)
+        if fig is None:
+            continue
+        _footer(fig, rs, src)
+        fig.tight_layout(rect=(0, 0.03, 1, 0.95))
+        path = os.path.join(out, f"{exp}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def _draw(exp: str, rows: list[dict[str, Any]], g: Groups) -> Any:
+    if exp == "table1":
+        fig, ax = _figure(exp, "Table 1: slapadd -q (median, min..max)", 2)
+        _bars(ax[0], g, exp, ["wall_s", "user_s", "sys_s"])
+        ax[0].set_ylabel("seconds")
+        _bars(ax[1], g, exp, ["db_used_mb"])
+        ax[1].set_ylabel("MiB in use (pages x page size)")
+    elif exp == "table2":
+        fig, ax = _figure(exp, "Table 2: full-scan search after start, and reading the file", 2)
+        _bars(ax[0], g, exp, ["scan_first_s", "scan_second_s", "file_read_s"])
+        ax[0].set_ylabel("seconds")
+        _bars(ax[1], g, exp, ["slapd_rss_mb", "db_used_mb"])
+        ax[1].set_ylabel("MiB")
+    elif exp == "table3":
+        fig, ax = _figure(exp, "Table 3: concurrent full scans, average time per scan", 1, 7)
+        _lines(ax[0], g, exp, "avg_scan_s", "concurrency", logx=True)
+        ax[0].set_ylabel("seconds per scan")
+    elif exp in ("table4", "table5", "table6"):
+        return _draw_rate(exp, rows, g)
+    elif exp == "seed001":
+        fig, ax = _figure(exp, "Seed 001: read txn cost against open named databases", 2)
+        _lines(ax[0], g, exp, "begin_us", "ndbs", logx=True, logy=True)
+        ax[0].set_ylabel("us per begin+cursor+abort")
+        _lines(ax[1], g, exp, "create_last_us", "ndbs", logx=True, logy=True)
+        ax[1].set_ylabel("us to create the last database")
+    elif exp == "seed002":
+        fig, ax = _figure(exp, "Seed 002: sequential inserts by key encoding", 2, 12)
+        for mode, style in (("be", "-"), ("le", "--"), ("intkey", ":"), ("append", "-.")):
+            _lines(
+                ax[0],
+                g,
+                exp,
+                "seconds",
+                "n",
+                fixed=(("mode", mode),),
+                logx=True,
+                logy=True,
+                label=f" {mode}",
+            )
+            _lines(
+                ax[1],
+                g,
+                exp,
+                "used_mb",
+                "n",
+                fixed=(("mode", mode),),
+                logx=True,
+                logy=True,
+                label=f" {mode}",
+            )
+            for a in ax:
+                for line in a.get_lines()[-1:]:
+                    line.set_linestyle(style)
+        ax[0].legend(fontsize=6, ncol=2)
+        ax[1].legend(fontsize=6, ncol=2)
+    elif exp == "syncrepl":
+        fig, ax = _figure(exp, "syncrepl: consumer refresh, and lag under ModRate", 2)
+        _bars(ax[0], g, exp, ["refresh_s"])
+        ax[0].set_ylabel("seconds")
+        _bars(ax[1], g, exp, ["lag_p50_ms", "lag_p99_ms", "lag_max_ms"], log=True)
+        ax[1].set_ylabel("ms (log)")
+    else:
+        return None
+    return fig
+
+
+def _draw_rate(exp: str, rows: list[dict[str, Any]], g: Groups) -> Any:
+    titles = {
+        "table4": "Table 4: SearchRate",
+        "table5": "Table 5: ModRate (dbnosync and durable)",
+        "table6": "Table 6: SearchRate and ModRate at once",
+    }
+    fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
+    fig.suptitle(titles[exp], fontsize=11)
+    a = axes.flatten()
+    if exp == "table5":
+        _timeseries(a[0], rows, exp, "interval_ops_s", "nosync")
+        a[0].set_title("dbnosync: ops/s per interval", fontsize=9)
+        _timeseries(a[1], rows, exp, "interval_ops_s", "sync")
+        a[1].set_title("durable: ops/s per interval", fontsize=9)
+        _lines(a[2], g, exp, "ops_s", "variant")
+        _bars(a[3], g, exp, ["avg_ms", "p50_ms", "p99_ms"], (("variant", "nosync"),), log=True)
+        a[3].set_title("dbnosync latency (ms, log)", fontsize=9)
+    elif exp == "table6":
+        _timeseries(a[0], rows, exp, "search_interval_ops_s")
+        a[0].set_title("searches per interval", fontsize=9)
+        _timeseries(a[1], rows, exp, "modify_interval_ops_s")
+        a[1].set_title("modifies per interval", fontsize=9)
+        _bars(a[2], g, exp, ["search_ops_s", "modify_ops_s"])
+        a[2].set_ylabel("ops/s")
+        _bars(
+            a[3],
+            g,
+            exp,
+            ["search_avg_ms", "search_p99_ms", "modify_avg_ms", "modify_p99_ms"],
+            log=True,
+        )
+        a[3].set_ylabel("ms (log)")
+    else:
+        _timeseries(a[0], rows, exp, "interval_ops_s")
+        a[0].set_title("ops/s per interval", fontsize=9)
+        _bars(a[1], g, exp, ["ops_s"])
+        a[1].set_ylabel("ops/s")
+        _bars(a[2], g, exp, ["avg_ms", "p50_ms", "p99_ms"], log=True)
+        a[2].set_ylabel("ms (log)")
+        _bars(a[3], g, exp, ["slapd_cpu_us_per_op"])
+        a[3].set_ylabel("slapd CPU us per operation")
+    return fig

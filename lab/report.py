@@ -1,0 +1,103 @@
+"""report.py -- the headline results as a Markdown table: stock and mdb medians with
+min..max over rounds, and the mdb/stock ratio of each round's pair."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .results import load_rows
+from .summary import group, higher_is_better, ratio, stats
+
+# the metrics worth a line in the report (others are in results.jsonl and the plots)
+HEADLINE = {
+    "table1": ("wall_s", "user_s", "sys_s", "db_used_mb"),
+    "table2": ("scan_first_s", "scan_second_s", "slapd_rss_mb", "file_read_s"),
+    "table3": ("avg_scan_s",),
+    "table4": ("ops_s", "avg_ms", "p99_ms", "slapd_cpu_us_per_op", "client_cpu_share"),
+    "table5": ("ops_s", "avg_ms", "p99_ms", "slapd_cpu_us_per_op"),
+    "table6": (
+        "search_ops_s",
+        "search_avg_ms",
+        "modify_ops_s",
+        "modify_avg_ms",
+        "slapd_cpu_us_per_op",
+    ),
+    "seed001": ("begin_us", "renew_us", "create_last_us"),
+    "seed002": ("seconds", "used_mb"),
+    "syncrepl": ("refresh_s", "lag_p50_ms", "lag_p99_ms", "provider_mod_ops_s"),
+}
+
+
+def _fmt(v: float) -> str:
+    if v == 0:
+        return "0"
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    if abs(v) >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3g}"
+
+
+def _cell(vals: dict[int, float] | None) -> str:
+    if not vals:
+        return "-"
+    med, lo, hi = stats(list(vals.values()))
+    return f"{_fmt(med)} ({_fmt(lo)}..{_fmt(hi)})" if len(vals) > 1 else _fmt(med)
+
+
+def markdown(results: str) -> str:
+    rows = load_rows(results)
+    groups = group(rows)
+    meta = next((r for r in rows if "git_commit" in r), {})
+    lines = [
+        f"# Lab report: {os.path.basename(os.path.abspath(results))}",
+        "",
+        f"Commit {meta.get('git_commit', '?')}, size {meta.get('size', '?')} "
+        f"({meta.get('entries', 0):,} entries), {meta.get('cores', '?')} cores, kernel "
+        f"{meta.get('kernel', '?')}.  Medians over rounds with min..max; the ratio is "
+        "mdb/stock per interleaved round pair, median (min..max).  `better` says which "
+        "engine the median ratio favours (times, sizes and CPU per op: lower is better; "
+        "rates: higher).",
+        "",
+        "| experiment | metric | series | stock | mdb | mdb/stock | better |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (exp, metric, series), per_engine in sorted(groups.items(), key=_order):
+        if metric not in HEADLINE.get(exp, ()):
+            continue
+        r = ratio(per_engine)
+        if r is None:
+            rtxt, better = "-", "-"
+        else:
+            rtxt = f"{r[0]:.2f} ({r[1]:.2f}..{r[2]:.2f})"
+            if abs(r[0] - 1) < 0.02:
+                better = "even"
+            else:
+                better = "mdb" if (r[0] > 1) == higher_is_better(metric) else "stock"
+        stxt = ", ".join(f"{k}={v}" for k, v in series) or ""
+        lines.append(
+            f"| {exp} | {metric} | {stxt} | {_cell(per_engine.get('stock'))} | "
+            f"{_cell(per_engine.get('mdb'))} | {rtxt} | {better} |"
+        )
+    failures = [r for r in rows if r["metric"] == "failure"]
+    busy = sum(1 for r in rows if r.get("busy"))
+    lines += [
+        "",
+        f"Rows: {len(rows)}; measured while the rest of the machine was busy: {busy}; "
+        f"failed steps: {len(failures)}.",
+    ]
+    for f in failures:
+        lines.append(f"- FAILED: {f.get('message', '')}")
+    return "\n".join(lines) + "\n"
+
+
+def _order(item: tuple[tuple, Any]) -> tuple:
+    (exp, metric, series), _ = item
+    exps = list(HEADLINE)
+    metrics = HEADLINE.get(exp, ())
+    return (
+        exps.index(exp) if exp in exps else 99,
+        metrics.index(metric) if metric in metrics else 99,
+        tuple(str(v).zfill(12) for _, v in series),
+    )

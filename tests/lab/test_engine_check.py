@@ -1,0 +1,48 @@
+"""The lab refuses to measure an engine it cannot prove: every LMDB function back-mdb calls
+must bind to the engine under test (lab/slapd.py)."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import pytest
+
+from lab import slapd
+
+_MISSING = [p for p in (slapd.BACK_MDB, "/usr/sbin/slaptest") if not os.path.exists(p)]
+pytestmark = pytest.mark.skipif(bool(_MISSING), reason=f"slapd not installed: {_MISSING}")
+
+
+def test_a_library_without_lmdb_is_caught(tmp_path) -> None:
+    # a preload that exports none of LMDB: back-mdb's calls bind to its own copy, which
+    # the check must report, naming the functions
+    libz = sorted(glob.glob("/usr/lib/x86_64-linux-gnu/libz.so.1*"))
+    if not libz:
+        pytest.skip("no libz to stand in for a wrong engine")
+    fake = slapd.Engine("mdb", libz[0], "not an LMDB", slapd.back_mdb_calls())
+    inst = slapd.Instance(str(tmp_path), fake)
+    with pytest.raises(slapd.LabError, match="did not bind to .*libz"):
+        inst.slaptest()
+
+
+@pytest.mark.skipif(not os.path.exists(slapd.OUR_LIB), reason="build/libmdbcore.so not built")
+@pytest.mark.parametrize("name", slapd.ENGINES)
+def test_each_engine_passes_its_own_check(tmp_path, name) -> None:
+    eng = slapd.make_engine(name)
+    assert len(eng.called) >= 30  # back-mdb 2.5 calls 35-37 LMDB functions
+    slapd.Instance(str(tmp_path), eng).slaptest()  # raises unless all bound to it
+
+
+def test_the_checker_reads_the_dynamic_linkers_bindings(tmp_path) -> None:
+    prefix = str(tmp_path / "bind-x")
+    with open(prefix + ".123", "w") as f:
+        f.write(
+            "     123:\tbinding file /usr/lib/ldap/back_mdb.so [0] to /opt/ours.so [0]: "
+            "normal symbol `mdb_put'\n"
+            "     123:\tbinding file /usr/lib/ldap/back_mdb.so [0] to "
+            "/usr/lib/ldap/back_mdb.so [0]: normal symbol `mdb_get'\n"
+        )
+    eng = slapd.Engine("mdb", "/opt/ours.so", "test", ["mdb_get", "mdb_put"])
+    with pytest.raises(slapd.LabError, match="1 of 2 .*mdb_get"):
+        eng.check_bindings(prefix, "test")

@@ -1,0 +1,178 @@
+"""The whole lab at --size smoke on both engines, end to end: real slapd, slapadd and LDAP
+traffic on 127.0.0.1.  Checked without timing (no speed is asserted): every experiment has
+rows for both engines, no step failed and no LDAP operation erred, both engines returned the
+same entries, the lag probes all arrived, and `plot` and `report` render every experiment."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+
+import pytest
+
+from lab import experiments, slapd
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROUNDS = 2
+
+needs = [p for p in (slapd.BACK_MDB, "/usr/sbin/slapd", slapd.OUR_LIB) if not os.path.exists(p)]
+pytestmark = pytest.mark.skipif(bool(needs), reason=f"missing {needs}")
+
+# metrics every experiment must report, per engine and round
+EXPECTED = {
+    "table1": {"wall_s", "user_s", "sys_s", "db_used_mb"},
+    "table2": {"scan_first_s", "scan_second_s", "slapd_rss_mb", "file_read_s", "db_used_mb"},
+    "table3": {"avg_scan_s"},
+    "table4": {
+        "ops_s",
+        "avg_ms",
+        "p50_ms",
+        "p99_ms",
+        "errors",
+        "slapd_cpu_us_per_op",
+        "interval_ops_s",
+    },
+    "table5": {"ops_s", "avg_ms", "p99_ms", "errors", "slapd_cpu_us_per_op", "interval_ops_s"},
+    "table6": {
+        "search_ops_s",
+        "modify_ops_s",
+        "search_errors",
+        "modify_errors",
+        "slapd_cpu_us_per_op",
+    },
+    "seed001": {"begin_us", "renew_us", "create_last_us", "reopen_last_us"},
+    "seed002": {"seconds", "used_mb", "leaf_pages"},
+    "syncrepl": {"refresh_s", "lag_p50_ms", "lag_p99_ms", "provider_mod_ops_s"},
+}
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    out = tmp_path_factory.mktemp("lab-smoke")
+    work = tmp_path_factory.mktemp("lab-work")
+    cmd = [
+        sys.executable,
+        "-m",
+        "lab",
+        "run",
+        "all",
+        "--size",
+        "smoke",
+        "--engine",
+        "both",
+        "--rounds",
+        str(ROUNDS),
+        "--out",
+        str(out),
+        "--work",
+        str(work),
+    ]
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    rows = []
+    if (out / "results.jsonl").exists():
+        rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    return r, rows, out
+
+
+def test_the_run_succeeds(smoke) -> None:
+    r, rows, _ = smoke
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert not [x for x in rows if x["metric"] == "failure"]
+
+
+def test_every_experiment_has_rows_for_both_engines(smoke) -> None:
+    _, rows, _ = smoke
+    assert set(EXPECTED) == set(experiments.EXPERIMENTS)
+    got: dict[tuple, set] = defaultdict(set)
+    for x in rows:
+        got[(x["experiment"], x["engine"], x["round"])].add(x["metric"])
+    for exp, metrics in EXPECTED.items():
+        for eng in slapd.ENGINES:
+            for rnd in range(ROUNDS):
+                missing = metrics - got[(exp, eng, rnd)]
+                assert not missing, f"{exp} {eng} round {rnd}: no {sorted(missing)}"
+
+
+def test_rows_carry_their_provenance(smoke) -> None:
+    _, rows, _ = smoke
+    for x in rows:
+        for field in (
+            "experiment",
+            "engine",
+            "round",
+            "metric",
+            "value",
+            "unit",
+            "size",
+            "git_commit",
+            "engine_version",
+            "date",
+            "cores",
+            "kernel",
+        ):
+            assert field in x, (field, x)
+        assert x["engine_verified"] is True
+    mdb_versions = {x["engine_version"] for x in rows if x["engine"] == "mdb"}
+    stock_versions = {x["engine_version"] for x in rows if x["engine"] == "stock"}
+    assert mdb_versions and stock_versions and not (mdb_versions & stock_versions)
+    assert any("other_cpu_share" in x and "busy" in x for x in rows)
+    assert any(x.get("db_used_bytes", 0) > 0 for x in rows if x["experiment"] == "table1")
+    assert any(x.get("slapd_user_s", -1) >= 0 for x in rows if x["experiment"] == "table4")
+
+
+def test_both_engines_return_the_same_entries(smoke) -> None:
+    _, rows, _ = smoke
+    scans = {x["engine"]: x for x in rows if x["metric"] == "entries"}
+    assert set(scans) == set(slapd.ENGINES)
+    n = experiments.SIZES["smoke"].entries + 2  # the people, ou=People and the suffix
+    assert {x["value"] for x in scans.values()} == {n}
+    assert scans["stock"]["digest"] == scans["mdb"]["digest"] != ""
+
+
+def test_no_ldap_errors_and_rate_jobs_did_work(smoke) -> None:
+    _, rows, _ = smoke
+    errors = [x for x in rows if x["metric"].endswith("errors") and x["value"] != 0]
+    assert not errors
+    rates = [x for x in rows if x["metric"].endswith("ops_s") and "interval" not in x]
+    assert rates and all(x["value"] > 0 for x in rates)
+
+
+def test_plot_and_report_render_every_experiment(smoke, tmp_path) -> None:
+    _, _, out = smoke
+    r = subprocess.run(
+        [sys.executable, "-m", "lab", "plot", "--results", str(out), "--out", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    for exp in EXPECTED:
+        png = tmp_path / f"{exp}.png"
+        assert png.exists(), exp
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    r = subprocess.run(
+        [sys.executable, "-m", "lab", "report", "--results", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    for exp in EXPECTED:
+        assert f"| {exp} |" in r.stdout, exp
+    assert "failed steps: 0" in r.stdout
+
+
+def test_the_cli_lists_and_refuses_unknown_experiments() -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "lab", "list"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert r.returncode == 0 and all(name in r.stdout for name in EXPECTED)
+    r = subprocess.run(
+        [sys.executable, "-m", "lab", "run", "table9"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert r.returncode == 2 and "unknown experiment" in r.stderr
