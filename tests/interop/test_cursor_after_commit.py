@@ -22,7 +22,8 @@ OUR_LIB = os.path.join(ROOT, "build", "libmdbcore.so")
 _CHILD = r"""
 import ctypes, sys
 lib = ctypes.CDLL(sys.argv[1])
-path, end, dupsort, nested = sys.argv[2].encode(), sys.argv[3], sys.argv[4] == "1", sys.argv[5] == "1"
+path, end = sys.argv[2].encode(), sys.argv[3]
+dupsort, nested = sys.argv[4] == "1", sys.argv[5] == "1"
 class Val(ctypes.Structure):
     _fields_ = [("mv_size", ctypes.c_size_t), ("mv_data", ctypes.c_void_p)]
 def ok(rc, what):

@@ -90,7 +90,9 @@ def _run(lib: str, path: str, plan: list) -> dict:
     return json.loads(r.stdout)
 
 
-@pytest.mark.skipif(not all(os.path.exists(p) for p in LIBS.values()), reason="needs both libraries")  # fmt: skip
+@pytest.mark.skipif(
+    not all(os.path.exists(p) for p in LIBS.values()), reason="needs both libraries"
+)
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_commit_keeps_the_writes_of_open_children(tmp_path, name):
     plan = SCENARIOS[name]
