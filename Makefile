@@ -8,6 +8,10 @@
 #                 UndefinedBehaviorSanitizer, built in build-asan/
 #   make demo     build and run examples/demo.c against the library under test
 #   make ctest    only the C tests;  make pytest  only the Python suites
+#   make ctest-one T=NAME   build and run one C test: a program of tests/c/<dir>/NAME.c
+#                 (test_btree, test_fault, test_bulk_load, test_abi, test_badfiles, ...), or
+#                 a directory's whole runner script (T=core, T=unit); with `make asan`'s
+#                 sanitizers: make ctest-one T=NAME ASAN=1
 #   make lib-check  the exported-symbol check of libmdbcore.so (56 names, nothing unresolved)
 #   make lint     ruff check + ruff format --check of the Python code (no build needed)
 #
@@ -127,8 +131,23 @@ SYSTEM_HDR := /usr/include/lmdb.h
 # Harness binaries depend on the implementation, so each one gets its own directory.
 HBUILD := $(BUILD)/harness-$(LMDB_IMPL)
 RESULTS := $(HBUILD)/results.txt
-CFLAGS_TEST = -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -pthread $(EXTRA_CFLAGS)
+# Every C test includes tests/c/include/mdbtest.h, the one header of assertion macros.
+CFLAGS_TEST = -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -pthread -Itests/c/include $(EXTRA_CFLAGS)
 TEST_LIBS = -pthread -ldl $(EXTRA_LDFLAGS)
+# The one way a C test of our internals is built on the core: compiled with these flags and
+# linked with $(BUILD)/libmdbcore.a, the archive of the objects `make lib` compiles (in
+# build-asan/ under `make asan`, so the sanitizers cover the core and the test alike).  The
+# Makefile's own rule below uses it, and the runner scripts (tests/c/core/run.sh,
+# tests/c/unit/run.sh) get it from the environment as MDBTEST_*: none compiles the core.
+TEST_CORE_CFLAGS = $(CFLAGS_TEST) -Isrc/mdbcore
+TEST_CORE_LIBS = $(abspath $(BUILD)/libmdbcore.a) $(TEST_LIBS) -lm
+export MDBTEST_CC = $(CC)
+export MDBTEST_CFLAGS = $(TEST_CORE_CFLAGS)
+export MDBTEST_LIBS = $(TEST_CORE_LIBS)
+# the same objects as a shared library that also arms the fault seam from MDBCORE_FAULT
+export MDBTEST_TESTLIB = $(abspath $(BUILD)/libmdbcore-test.so)
+# where a runner script puts its programs: $(MDBTEST_OUT)/<dir>/
+export MDBTEST_OUT = $(abspath $(BUILD))/tests
 
 ifeq ($(LMDB_IMPL),system)
   TEST_LIB := $(SYSTEM_LIB)
@@ -183,12 +202,12 @@ CT_$(1)_BINS := $$(patsubst tests/c/$(1)/%.c,$(BUILD)/tests/$(1)/%,$$(CT_$(1)_TE
 CT_$(1)_HELPER_BINS := $$(patsubst tests/c/$(1)/%.c,build/$(1)/%,$$(CT_$(1)_REAL)) \
                        $$(patsubst tests/c/$(1)/%.c,$(BUILD)/tests/$(1)/%,$$(CT_$(1)_OURS))
 CT_$(1)_RUNNER := $$(firstword $$(wildcard tests/c/$(1)/run.sh tests/c/$(1)/run_*.sh))
-$(BUILD)/tests/$(1)/%: tests/c/$(1)/%.c $$(CT_$(1)_LINKED) $$(wildcard tests/c/$(1)/*.h) $(BUILD)/libmdbcore.a $(CORE_HDR)
+$(BUILD)/tests/$(1)/%: tests/c/$(1)/%.c $$(CT_$(1)_LINKED) $$(wildcard tests/c/$(1)/*.h) tests/c/include/mdbtest.h $(BUILD)/libmdbcore.a $(CORE_HDR)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS_TEST) -Isrc/mdbcore -Itests/c/$(1) $$< $$(CT_$(1)_LINKED) $(BUILD)/libmdbcore.a $$(TEST_LIBS) -lm -o $$@
+	$$(CC) $$(TEST_CORE_CFLAGS) -Itests/c/$(1) $$< $$(CT_$(1)_LINKED) $$(TEST_CORE_LIBS) -o $$@
 build/$(1)/%: tests/c/$(1)/%.c
 	@mkdir -p $$(dir $$@)
-	$$(CC) -std=gnu11 -O1 -g -Wall -Wextra -D_GNU_SOURCE $$< -llmdb -pthread -o $$@
+	$$(CC) -std=gnu11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -Itests/c/include $$< -llmdb -pthread -o $$@
 endef
 $(foreach d,$(CORE_TEST_DIRS),$(eval $(call core_dir_rules,$(d))))
 # Directories with a runner script build their own programs; the others are built here.
@@ -205,11 +224,11 @@ DEMO_BIN := $(HBUILD)/demo
 
 impl-ready: $(IMPL_DEPS)
 
-$(HBUILD)/api/%: tests/c/api/%.c $(SYSTEM_HDR) | impl-ready
+$(HBUILD)/api/%: tests/c/api/%.c tests/c/include/mdbtest.h $(SYSTEM_HDR) | impl-ready
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_TEST) $< $(LINK_UNDER_TEST) $(TEST_LIBS) -o $@
 
-$(BADFILE_BIN): tests/c/badfile/test_badfiles.c $(SYSTEM_HDR) | impl-ready
+$(BADFILE_BIN): tests/c/badfile/test_badfiles.c tests/c/include/mdbtest.h $(SYSTEM_HDR) | impl-ready
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_TEST) $< $(LINK_UNDER_TEST) $(TEST_LIBS) -o $@
 
@@ -221,7 +240,7 @@ RUN_C := tests/support/run_ctests.sh
 
 # A test that does not compile is reported as a failed test (run_ctests.sh: "not built"),
 # and the others still run: hence the `make -k` of the binaries first.
-ctest-core:
+ctest-core: | impl-ready
 ifeq ($(LMDB_IMPL),mdb)
 	$(if $(strip $(CORE_TEST_BINS) $(CORE_HELPER_BINS)),@$(MAKE) --no-print-directory -k \
 	  $(CORE_TEST_BINS) $(CORE_HELPER_BINS) || \
@@ -253,6 +272,56 @@ ctest:
 	$(MAKE) --no-print-directory ctest-api || rc=1; \
 	$(MAKE) --no-print-directory ctest-badfile || rc=1; \
 	exit $$rc
+
+# ---- make ctest-one T=NAME: one C test, built and run as `make ctest` would, its output in full
+# NAME is the file name (without .c) of a program in tests/c/<dir>/.  In a directory with a
+# runner script that is `bash run.sh --only NAME` (the script runs NAME with its arguments,
+# plus whatever NAME's checks need); NAME may also be that directory (the whole script).
+# Elsewhere the program is built by the rules above and run with no arguments (bad files:
+# with BADFILE_ARGS).  ASAN=1 does it in build-asan/ with `make asan`'s sanitizers.
+.PHONY: ctest-one ctest-env
+T_SRC := $(if $(T),$(firstword $(wildcard tests/c/*/$(T).c)))
+T_DIR := $(notdir $(patsubst %/,%,$(dir $(T_SRC))))
+ifneq ($(T_SRC),)
+  ifneq ($(filter $(T_DIR),$(CORE_TEST_DIRS)),)
+    T_RUNNER := $(CT_$(T_DIR)_RUNNER)
+    T_BUILD := $(if $(T_RUNNER),,$(BUILD)/tests/$(T_DIR)/$(T) $(CT_$(T_DIR)_HELPER_BINS))
+    T_CMD := $(if $(T_RUNNER),"$(T)::bash $(T_RUNNER) --only $(T)$(if $(SANITIZED), --asan)","$(abspath $(BUILD)/tests/$(T_DIR)/$(T))")
+    T_OURS := 1
+  else ifeq ($(T_DIR),api)
+    T_BUILD := $(HBUILD)/api/$(T)
+    T_CMD := "$(abspath $(HBUILD)/api/$(T))"
+  else ifeq ($(T_SRC),tests/c/badfile/test_badfiles.c)
+    T_BUILD := $(BADFILE_BIN)
+    T_CMD := "$(abspath $(BADFILE_BIN)) $(BADFILE_ARGS)"
+  endif
+else ifneq ($(and $(T),$(filter $(T),$(CORE_TEST_DIRS))),)
+  T_RUNNER := $(CT_$(T)_RUNNER)
+  T_BUILD := $(if $(T_RUNNER),,$(CT_$(T)_BINS) $(CT_$(T)_HELPER_BINS))
+  T_CMD := $(if $(T_RUNNER),"$(T)/$(notdir $(T_RUNNER))::bash $(T_RUNNER)$(if $(SANITIZED), --asan)",\
+             $(foreach b,$(CT_$(T)_BINS),"$(abspath $(b))"))
+  T_OURS := 1
+endif
+
+ifeq ($(ASAN)$(SANITIZED),1)
+# the same target, remade with `make asan`'s variables
+ctest-one ctest-env:
+	@$(MAKE) --no-print-directory $(ASAN_MAKEVARS) $@
+else
+ctest-one: | impl-ready
+	@$(if $(T),,echo "usage: make ctest-one T=NAME (a tests/c/<dir>/NAME.c program, or T=core / T=unit)"; exit 2)
+	@$(if $(T_CMD),,echo "ctest-one: no C test named '$(T)' (no tests/c/*/$(T).c, nor a test directory $(T))"; exit 2)
+	@$(if $(and $(T_OURS),$(filter system,$(LMDB_IMPL))),echo "ctest-one: $(T) tests our internals: not in LMDB_IMPL=system"; exit 2)
+	@mkdir -p $(HBUILD)
+	$(if $(strip $(T_BUILD)),@$(MAKE) --no-print-directory $(T_BUILD))
+	@CTEST_VERBOSE=1 $(RUN_C) "$(T)" $(HBUILD)/results-one.txt $(T_CMD)
+
+# The MDBTEST_* settings above as shell code, with the libraries they name built: a runner
+# script started by hand (not by make) evaluates it.  ASAN=1 gives build-asan/'s.
+ctest-env: $(BUILD)/libmdbcore.a $(BUILD)/libmdbcore-test.so
+	@echo "export MDBTEST_CC='$(MDBTEST_CC)' MDBTEST_CFLAGS='$(MDBTEST_CFLAGS)'" \
+	  "MDBTEST_LIBS='$(MDBTEST_LIBS)' MDBTEST_TESTLIB='$(MDBTEST_TESTLIB)' MDBTEST_OUT='$(MDBTEST_OUT)'"
+endif
 
 pytest: | impl-ready
 	@mkdir -p $(HBUILD); touch $(RESULTS)
@@ -305,12 +374,15 @@ test:
 # SAN_EXTRA adds flags, e.g. `make asan SAN_EXTRA=-fno-sanitize=alignment` to look past
 # misaligned-access reports (see docs/building.md) for other findings.
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all $(SAN_EXTRA)
+ASAN_MAKEVARS = BUILD=build-asan OPT="-O1 -g" WARN="-Wall -Wextra" \
+  EXTRA_CFLAGS="$(SAN)" EXTRA_LDFLAGS="$(SAN)" LMDB_IMPL=$(LMDB_IMPL) SANITIZED=1
 asan:
-	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g" WARN="-Wall -Wextra" \
-	  EXTRA_CFLAGS="$(SAN)" EXTRA_LDFLAGS="$(SAN)" LMDB_IMPL=$(LMDB_IMPL) SANITIZED=1 asan-run
+	@$(MAKE) --no-print-directory $(ASAN_MAKEVARS) asan-run
 
-asan-run: export ASAN_OPTIONS := detect_leaks=1:abort_on_error=0:strict_string_checks=1
-asan-run: export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
+ifdef SANITIZED
+export ASAN_OPTIONS := detect_leaks=1:abort_on_error=0:strict_string_checks=1
+export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
+endif
 asan-run:
 	@mkdir -p $(HBUILD); : > $(RESULTS)
 	@rc=0; \

@@ -7,7 +7,8 @@
 # runs from the directory run_ctests.sh was started in (the repository root: some tests
 # find helper programs by relative path), with TMPDIR set to a fresh temporary directory
 # of its own, under a time limit of CTEST_TIMEOUT seconds (default 600).  Pass = exit status 0.  A failing command's output
-# is shown in full (last 200 lines); a passing one's last line only.
+# is shown in full (last 200 lines); a passing one's last line only, or all of it when
+# CTEST_VERBOSE is set (make ctest-one).
 # The summary line "C tests (LABEL): N passed, M failed" is printed and appended to
 # RESULTS_FILE; the exit status is 1 if anything failed, or if there was nothing to run.
 set -u
@@ -44,6 +45,7 @@ for cmd in "$@"; do
     secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
     if [ $rc -eq 0 ]; then
         pass=$((pass + 1))
+        [ -n "${CTEST_VERBOSE:-}" ] && cat "$log"
         printf 'PASS  %-28s %6ss  %s\n' "$name" "$secs" "$(tail -n 1 "$log")"
         rm -rf "$work" "$log"
     else

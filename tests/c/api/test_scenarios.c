@@ -53,38 +53,9 @@
 
 #include <lmdb.h>
 
-static int failures, checks;
-static char base[4096];
+#include "mdbtest.h" /* MUST stops the scenario (not the program) when a step it depends on failed */
 
-#define EXPECT(cond, ...)                                                                 \
-    do {                                                                                  \
-        checks++;                                                                         \
-        if (!(cond)) {                                                                    \
-            failures++;                                                                   \
-            printf("FAIL %s:%d: %s: ", __func__, __LINE__, #cond);                        \
-            printf(__VA_ARGS__);                                                          \
-            printf("\n");                                                                 \
-        }                                                                                 \
-    } while (0)
-#define RC(expr, want)                                                                    \
-    do {                                                                                  \
-        int rc_ = (expr);                                                                 \
-        EXPECT(rc_ == (want), "%s returned %d (%s), want %d", #expr, rc_,                \
-               mdb_strerror(rc_), (want));                                                \
-    } while (0)
-#define OK(expr) RC(expr, 0)
-/* Stop the scenario (not the program) when a step it depends on failed. */
-#define MUST(expr)                                                                        \
-    do {                                                                                  \
-        int rc_ = (expr);                                                                 \
-        checks++;                                                                         \
-        if (rc_ != 0) {                                                                   \
-            failures++;                                                                   \
-            printf("FAIL %s:%d: %s: %s (scenario stopped)\n", __func__, __LINE__, #expr,  \
-                   mdb_strerror(rc_));                                                    \
-            return;                                                                       \
-        }                                                                                 \
-    } while (0)
+static char base[4096];
 
 static MDB_val S(const char *s) {
     MDB_val v = {strlen(s), (void *)s};
@@ -113,8 +84,8 @@ static MDB_env *open_env(const char *name, size_t mapsize, int maxdbs, unsigned 
     mdb_env_set_maxdbs(env, (MDB_dbi)maxdbs);
     int rc = mdb_env_open(env, dir_out, flags, 0644);
     if (rc) {
-        printf("FAIL %s: mdb_env_open(%s): %s\n", name, dir_out, mdb_strerror(rc));
-        failures++;
+        fprintf(stderr, "FAIL %s: mdb_env_open(%s): %s\n", name, dir_out, mdb_strerror(rc));
+        mdbtest_failures++;
         mdb_env_close(env);
         return NULL;
     }
@@ -148,17 +119,17 @@ static void s_random_model(void) {
                 MDB_val v = {(size_t)len, vbuf};
                 int rc = mdb_put(txn, dbi, &k, &v, MDB_NOOVERWRITE);
                 if (shadow[i] >= 0) {
-                    EXPECT(rc == MDB_KEYEXIST, "NOOVERWRITE on existing key%05d: %d", i, rc);
-                    EXPECT(rc != MDB_KEYEXIST || v.mv_size == (size_t)shadow[i],
+                    EXPECT_MSG(rc == MDB_KEYEXIST, "NOOVERWRITE on existing key%05d: %d", i, rc);
+                    EXPECT_MSG(rc != MDB_KEYEXIST || v.mv_size == (size_t)shadow[i],
                            "KEYEXIST returns the existing value (%zu, want %d)", v.mv_size,
                            shadow[i]);
                 } else {
-                    EXPECT(rc == 0, "put key%05d: %s", i, mdb_strerror(rc));
+                    EXPECT_MSG(rc == 0, "put key%05d: %s", i, mdb_strerror(rc));
                     shadow[i] = len;
                 }
             } else {
                 int rc = mdb_del(txn, dbi, &k, NULL);
-                EXPECT(rc == (shadow[i] >= 0 ? 0 : MDB_NOTFOUND), "del key%05d: %d", i, rc);
+                EXPECT_MSG(rc == (shadow[i] >= 0 ? 0 : MDB_NOTFOUND), "del key%05d: %d", i, rc);
                 shadow[i] = -1;
             }
         }
@@ -186,16 +157,16 @@ static void s_random_model(void) {
         }
         int present = 0;
         for (int i = 0; i < NK; i++) present += model[i] >= 0;
-        EXPECT(rc == MDB_NOTFOUND && bad == 0 && seen == present,
+        EXPECT_MSG(rc == MDB_NOTFOUND && bad == 0 && seen == present,
                "round %d: walked %d items (%d wrong), model has %d", round, seen, bad, present);
         int back = 0;
         for (rc = mdb_cursor_get(cur, &k, &v, MDB_LAST); rc == 0;
              rc = mdb_cursor_get(cur, &k, &v, MDB_PREV))
             back++;
-        EXPECT(back == present, "round %d: backward walk %d, want %d", round, back, present);
+        EXPECT_MSG(back == present, "round %d: backward walk %d, want %d", round, back, present);
         MDB_stat st;
-        OK(mdb_stat(txn, dbi, &st));
-        EXPECT(st.ms_entries == (size_t)present, "entries %zu want %d", st.ms_entries, present);
+        EXPECT_OK(mdb_stat(txn, dbi, &st));
+        EXPECT_MSG(st.ms_entries == (size_t)present, "entries %zu want %d", st.ms_entries, present);
         mdb_cursor_close(cur);
         mdb_txn_abort(txn);
     }
@@ -218,21 +189,21 @@ static void s_delete_while_walking(void) {
         snprintf(kb, sizeof kb, "k%05d", i);
         k = S(kb);
         v = S("some value of moderate length");
-        OK(mdb_put(txn, dbi, &k, &v, 0));
+        EXPECT_OK(mdb_put(txn, dbi, &k, &v, 0));
     }
     MUST(mdb_cursor_open(txn, dbi, &cur));
     int n = 0, rc;
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (n++ % 2 == 0) OK(mdb_cursor_del(cur, 0));
+        if (n++ % 2 == 0) EXPECT_OK(mdb_cursor_del(cur, 0));
     }
-    EXPECT(n == 2000, "walk while deleting saw %d items, want 2000", n);
+    EXPECT_MSG(n == 2000, "walk while deleting saw %d items, want 2000", n);
     MDB_stat st;
-    OK(mdb_stat(txn, dbi, &st));
-    EXPECT(st.ms_entries == 1000, "entries after deleting every other: %zu", st.ms_entries);
-    OK(mdb_cursor_get(cur, &k, &v, MDB_FIRST));
-    EXPECT(eq(k, "k00001", 6), "first remaining key is k00001");
-    OK(mdb_txn_commit(txn));
+    EXPECT_OK(mdb_stat(txn, dbi, &st));
+    EXPECT_MSG(st.ms_entries == 1000, "entries after deleting every other: %zu", st.ms_entries);
+    EXPECT_OK(mdb_cursor_get(cur, &k, &v, MDB_FIRST));
+    EXPECT_MSG(eq(k, "k00001", 6), "first remaining key is k00001");
+    EXPECT_OK(mdb_txn_commit(txn));
     mdb_env_close(env);
 }
 
@@ -254,54 +225,54 @@ static void s_dupsort(void) {
             snprintf(vb, sizeof vb, "v%02d", j * 3);
             k = S(keys[kk]);
             v = S(vb);
-            OK(mdb_put(txn, dbi, &k, &v, 0));
+            EXPECT_OK(mdb_put(txn, dbi, &k, &v, 0));
         }
     k = S("banana");
     v = S("v03");
-    RC(mdb_put(txn, dbi, &k, &v, MDB_NODUPDATA), MDB_KEYEXIST);
-    OK(mdb_del(txn, dbi, &k, &v)); /* one pair */
+    EXPECT_RC(mdb_put(txn, dbi, &k, &v, MDB_NODUPDATA), MDB_KEYEXIST);
+    EXPECT_OK(mdb_del(txn, dbi, &k, &v)); /* one pair */
     for (int j = 0; j < 500; j++) { /* grow one key into a sub-database */
         snprintf(vb, sizeof vb, "big-%04d-padding-padding", j);
         k = S("zebra");
         v = S(vb);
-        OK(mdb_put(txn, dbi, &k, &v, 0));
+        EXPECT_OK(mdb_put(txn, dbi, &k, &v, 0));
     }
     MUST(mdb_txn_commit(txn));
 
     MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
     MUST(mdb_cursor_open(txn, dbi, &cur));
     k = S("banana");
-    OK(mdb_cursor_get(cur, &k, &v, MDB_SET));
+    EXPECT_OK(mdb_cursor_get(cur, &k, &v, MDB_SET));
     size_t cnt = 0;
-    OK(mdb_cursor_count(cur, &cnt));
-    EXPECT(cnt == 9, "banana has %zu dups, want 9", cnt);
-    OK(mdb_cursor_get(cur, &k, &v, MDB_FIRST_DUP));
-    EXPECT(eq(v, "v00", 3), "first dup v00");
-    OK(mdb_cursor_get(cur, &k, &v, MDB_NEXT_DUP));
-    EXPECT(eq(v, "v06", 3), "v03 was deleted, next dup is v06");
+    EXPECT_OK(mdb_cursor_count(cur, &cnt));
+    EXPECT_MSG(cnt == 9, "banana has %zu dups, want 9", cnt);
+    EXPECT_OK(mdb_cursor_get(cur, &k, &v, MDB_FIRST_DUP));
+    EXPECT_MSG(eq(v, "v00", 3), "first dup v00");
+    EXPECT_OK(mdb_cursor_get(cur, &k, &v, MDB_NEXT_DUP));
+    EXPECT_MSG(eq(v, "v06", 3), "v03 was deleted, next dup is v06");
     int n = 2;
     while (mdb_cursor_get(cur, &k, &v, MDB_NEXT_DUP) == 0) n++;
-    EXPECT(n == 9, "NEXT_DUP walked %d dups", n);
-    OK(mdb_cursor_get(cur, &k, &v, MDB_PREV_DUP));
-    EXPECT(eq(v, "v24", 3), "PREV_DUP from the last goes to v24");
+    EXPECT_MSG(n == 9, "NEXT_DUP walked %d dups", n);
+    EXPECT_OK(mdb_cursor_get(cur, &k, &v, MDB_PREV_DUP));
+    EXPECT_MSG(eq(v, "v24", 3), "PREV_DUP from the last goes to v24");
     k = S("cherry");
     v = S("v10");
-    OK(mdb_cursor_get(cur, &k, &v, MDB_GET_BOTH_RANGE));
-    EXPECT(eq(v, "v12", 3), "GET_BOTH_RANGE v10 -> v12");
+    EXPECT_OK(mdb_cursor_get(cur, &k, &v, MDB_GET_BOTH_RANGE));
+    EXPECT_MSG(eq(v, "v12", 3), "GET_BOTH_RANGE v10 -> v12");
     int nodup = 0;
     for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_NODUP))
         nodup++;
-    EXPECT(nodup == 4, "NEXT_NODUP sees %d keys, want 4", nodup);
+    EXPECT_MSG(nodup == 4, "NEXT_NODUP sees %d keys, want 4", nodup);
     k = S("zebra");
-    OK(mdb_cursor_get(cur, &k, &v, MDB_SET));
-    OK(mdb_cursor_count(cur, &cnt));
-    EXPECT(cnt == 500, "zebra has %zu dups, want 500", cnt);
-    OK(mdb_cursor_get(cur, &k, &v, MDB_LAST_DUP));
-    EXPECT(eq(v, "big-0499-padding-padding", 24), "last dup of zebra");
+    EXPECT_OK(mdb_cursor_get(cur, &k, &v, MDB_SET));
+    EXPECT_OK(mdb_cursor_count(cur, &cnt));
+    EXPECT_MSG(cnt == 500, "zebra has %zu dups, want 500", cnt);
+    EXPECT_OK(mdb_cursor_get(cur, &k, &v, MDB_LAST_DUP));
+    EXPECT_MSG(eq(v, "big-0499-padding-padding", 24), "last dup of zebra");
     MDB_stat st;
-    OK(mdb_stat(txn, dbi, &st));
-    EXPECT(st.ms_entries == 3 * 10 - 1 + 500, "entries %zu", st.ms_entries);
+    EXPECT_OK(mdb_stat(txn, dbi, &st));
+    EXPECT_MSG(st.ms_entries == 3 * 10 - 1 + 500, "entries %zu", st.ms_entries);
     mdb_cursor_close(cur);
     mdb_txn_abort(txn);
     mdb_env_close(env);
@@ -323,13 +294,13 @@ static void s_dupfixed(void) {
         k = S("ids");
         v.mv_size = sizeof x;
         v.mv_data = &x;
-        OK(mdb_put(txn, dbi, &k, &v, 0));
+        EXPECT_OK(mdb_put(txn, dbi, &k, &v, 0));
     }
     MUST(mdb_txn_commit(txn));
     MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
     MUST(mdb_cursor_open(txn, dbi, &cur));
     k = S("ids");
-    OK(mdb_cursor_get(cur, &k, &v, MDB_SET));
+    EXPECT_OK(mdb_cursor_get(cur, &k, &v, MDB_SET));
     size_t total = 0;
     int sorted = 1, rc;
     static unsigned char seen[3000];
@@ -337,7 +308,7 @@ static void s_dupfixed(void) {
     memset(seen, 0, sizeof seen);
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_GET_MULTIPLE); rc == 0;
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_MULTIPLE)) {
-        EXPECT(v.mv_size % 8 == 0 && v.mv_size > 0, "MULTIPLE block of %zu bytes", v.mv_size);
+        EXPECT_MSG(v.mv_size % 8 == 0 && v.mv_size > 0, "MULTIPLE block of %zu bytes", v.mv_size);
         for (size_t off = 0; off + 8 <= v.mv_size; off += 8) {
             uint64_t x;
             const unsigned char *p = (const unsigned char *)v.mv_data + off;
@@ -351,8 +322,8 @@ static void s_dupfixed(void) {
     }
     int each_once = 1;
     for (int j = 0; j < 3000; j++) each_once &= seen[j] == 1;
-    EXPECT(rc == MDB_NOTFOUND, "MULTIPLE walk ended with %d", rc);
-    EXPECT(total == 3000 && each_once && sorted,
+    EXPECT_MSG(rc == MDB_NOTFOUND, "MULTIPLE walk ended with %d", rc);
+    EXPECT_MSG(total == 3000 && each_once && sorted,
            "MULTIPLE returned %zu values (want 3000), each once: %d, sorted: %d", total,
            each_once, sorted);
     mdb_cursor_close(cur);
@@ -372,34 +343,34 @@ static void s_nested(void) {
     MUST(mdb_dbi_open(parent, NULL, 0, &dbi));
     k = S("p");
     v = S("parent");
-    OK(mdb_put(parent, dbi, &k, &v, 0));
+    EXPECT_OK(mdb_put(parent, dbi, &k, &v, 0));
     MUST(mdb_txn_begin(env, parent, 0, &child));
     k = S("c1");
     v = S("committed child");
-    OK(mdb_put(child, dbi, &k, &v, 0));
+    EXPECT_OK(mdb_put(child, dbi, &k, &v, 0));
     k = S("p");
-    OK(mdb_get(child, dbi, &k, &v));
-    EXPECT(eq(v, "parent", 6), "child sees the parent's write");
+    EXPECT_OK(mdb_get(child, dbi, &k, &v));
+    EXPECT_MSG(eq(v, "parent", 6), "child sees the parent's write");
     MUST(mdb_txn_commit(child));
     MUST(mdb_txn_begin(env, parent, 0, &child));
     k = S("c2");
     v = S("aborted child");
-    OK(mdb_put(child, dbi, &k, &v, 0));
+    EXPECT_OK(mdb_put(child, dbi, &k, &v, 0));
     k = S("p");
-    OK(mdb_del(child, dbi, &k, NULL));
+    EXPECT_OK(mdb_del(child, dbi, &k, NULL));
     mdb_txn_abort(child);
     k = S("c1");
-    OK(mdb_get(parent, dbi, &k, &v));
+    EXPECT_OK(mdb_get(parent, dbi, &k, &v));
     k = S("c2");
-    RC(mdb_get(parent, dbi, &k, &v), MDB_NOTFOUND);
+    EXPECT_RC(mdb_get(parent, dbi, &k, &v), MDB_NOTFOUND);
     k = S("p");
-    OK(mdb_get(parent, dbi, &k, &v));
+    EXPECT_OK(mdb_get(parent, dbi, &k, &v));
     MUST(mdb_txn_commit(parent));
     MDB_txn *r;
     MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &r));
     MDB_stat st;
-    OK(mdb_stat(r, dbi, &st));
-    EXPECT(st.ms_entries == 2, "after nested commits: %zu entries, want 2 (p, c1)",
+    EXPECT_OK(mdb_stat(r, dbi, &st));
+    EXPECT_MSG(st.ms_entries == 2, "after nested commits: %zu entries, want 2 (p, c1)",
            st.ms_entries);
     mdb_txn_abort(r);
     mdb_env_close(env);
@@ -420,27 +391,27 @@ static void s_append_reserve(void) {
         snprintf(kb, sizeof kb, "a%06d", i);
         k = S(kb);
         v = S("appended");
-        OK(mdb_put(txn, dbi, &k, &v, MDB_APPEND));
+        EXPECT_OK(mdb_put(txn, dbi, &k, &v, MDB_APPEND));
     }
     k = S("a000100");
     v = S("late");
-    RC(mdb_put(txn, dbi, &k, &v, MDB_APPEND), MDB_KEYEXIST);
+    EXPECT_RC(mdb_put(txn, dbi, &k, &v, MDB_APPEND), MDB_KEYEXIST);
     k = S("reserved");
     v.mv_size = 3000;
     v.mv_data = NULL;
-    OK(mdb_put(txn, dbi, &k, &v, MDB_RESERVE));
-    EXPECT(v.mv_data != NULL && v.mv_size == 3000, "RESERVE gives a 3000-byte buffer");
+    EXPECT_OK(mdb_put(txn, dbi, &k, &v, MDB_RESERVE));
+    EXPECT_MSG(v.mv_data != NULL && v.mv_size == 3000, "RESERVE gives a 3000-byte buffer");
     if (v.mv_data) memset(v.mv_data, 'R', 3000);
     MUST(mdb_txn_commit(txn));
     MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
     MDB_stat st;
-    OK(mdb_stat(txn, dbi, &st));
-    EXPECT(st.ms_entries == 5001, "entries %zu", st.ms_entries);
+    EXPECT_OK(mdb_stat(txn, dbi, &st));
+    EXPECT_MSG(st.ms_entries == 5001, "entries %zu", st.ms_entries);
     k = S("reserved");
-    OK(mdb_get(txn, dbi, &k, &v));
+    EXPECT_OK(mdb_get(txn, dbi, &k, &v));
     int all_r = v.mv_size == 3000;
     for (size_t i = 0; all_r && i < v.mv_size; i++) all_r &= ((char *)v.mv_data)[i] == 'R';
-    EXPECT(all_r, "the reserved value holds what was written into it");
+    EXPECT_MSG(all_r, "the reserved value holds what was written into it");
     mdb_txn_abort(txn);
     mdb_env_close(env);
 }
@@ -466,29 +437,29 @@ static void s_map_full_resize(void) {
         v.mv_data = big;
         rc = mdb_put(txn, dbi, &k, &v, 0);
     }
-    EXPECT(rc == MDB_MAP_FULL, "a 1 MiB map filled with 5 MB: rc %d (%s) after %d puts", rc,
+    EXPECT_MSG(rc == MDB_MAP_FULL, "a 1 MiB map filled with 5 MB: rc %d (%s) after %d puts", rc,
            mdb_strerror(rc), i);
     mdb_txn_abort(txn);
-    OK(mdb_env_set_mapsize(env, 64 << 20));
+    EXPECT_OK(mdb_env_set_mapsize(env, 64 << 20));
     MUST(mdb_txn_begin(env, NULL, 0, &txn));
     for (i = 0; i < 5000; i++) {
         snprintf(kb, sizeof kb, "m%05d", i);
         k = S(kb);
         v.mv_size = sizeof big;
         v.mv_data = big;
-        OK(mdb_put(txn, dbi, &k, &v, 0));
+        EXPECT_OK(mdb_put(txn, dbi, &k, &v, 0));
     }
-    OK(mdb_txn_commit(txn));
+    EXPECT_OK(mdb_txn_commit(txn));
     MDB_envinfo info;
-    OK(mdb_env_info(env, &info));
-    EXPECT(info.me_mapsize == 64 << 20, "mapsize after resize %zu", info.me_mapsize);
+    EXPECT_OK(mdb_env_info(env, &info));
+    EXPECT_MSG(info.me_mapsize == 64 << 20, "mapsize after resize %zu", info.me_mapsize);
     mdb_env_close(env);
     /* Reopen with mapsize 0: the size recorded in the file is adopted. */
     MDB_env *env2;
     MUST(mdb_env_create(&env2));
-    OK(mdb_env_open(env2, dir, MDB_RDONLY, 0644));
-    OK(mdb_env_info(env2, &info));
-    EXPECT(info.me_mapsize == 64 << 20, "reopened mapsize %zu (want the persisted 64 MiB)",
+    EXPECT_OK(mdb_env_open(env2, dir, MDB_RDONLY, 0644));
+    EXPECT_OK(mdb_env_info(env2, &info));
+    EXPECT_MSG(info.me_mapsize == 64 << 20, "reopened mapsize %zu (want the persisted 64 MiB)",
            info.me_mapsize);
     mdb_env_close(env2);
 }
@@ -533,28 +504,28 @@ static void s_copy(void) {
         k = S(kb);
         v.mv_size = sizeof val;
         v.mv_data = val;
-        OK(mdb_put(txn, dbi, &k, &v, 0));
+        EXPECT_OK(mdb_put(txn, dbi, &k, &v, 0));
     }
     MUST(mdb_txn_commit(txn));
     MUST(mdb_txn_begin(env, NULL, 0, &txn)); /* free half of it */
     for (int i = 0; i < 4000; i += 2) {
         snprintf(kb, sizeof kb, "c%05d", i);
         k = S(kb);
-        OK(mdb_del(txn, dbi, &k, NULL));
+        EXPECT_OK(mdb_del(txn, dbi, &k, NULL));
     }
     MUST(mdb_txn_commit(txn));
     snprintf(c1, sizeof c1, "%s/copy-plain", base);
     snprintf(c2, sizeof c2, "%s/copy-compact", base);
     mkdir(c1, 0755);
     mkdir(c2, 0755);
-    OK(mdb_env_copy(env, c1));
-    OK(mdb_env_copy2(env, c2, MDB_CP_COMPACT));
+    EXPECT_OK(mdb_env_copy(env, c1));
+    EXPECT_OK(mdb_env_copy2(env, c2, MDB_CP_COMPACT));
     mdb_env_close(env);
     size_t s0, s1, s2;
     long n0 = count_items(dir, &s0), n1 = count_items(c1, &s1), n2 = count_items(c2, &s2);
-    EXPECT(n0 == 2000 && n1 == 2000 && n2 == 2000, "items: source %ld, copy %ld, compact %ld",
+    EXPECT_MSG(n0 == 2000 && n1 == 2000 && n2 == 2000, "items: source %ld, copy %ld, compact %ld",
            n0, n1, n2);
-    EXPECT(s2 > 0 && s2 <= s1, "compacted copy %zu bytes, plain copy %zu", s2, s1);
+    EXPECT_MSG(s2 > 0 && s2 <= s1, "compacted copy %zu bytes, plain copy %zu", s2, s1);
 }
 
 /* ---- the reader table ---- */
@@ -571,18 +542,18 @@ static void s_readers(void) {
     MDB_val k = S("k"), v = S("v");
     MUST(mdb_txn_begin(env, NULL, 0, &w));
     MUST(mdb_dbi_open(w, NULL, 0, &dbi));
-    OK(mdb_put(w, dbi, &k, &v, 0));
+    EXPECT_OK(mdb_put(w, dbi, &k, &v, 0));
     MUST(mdb_txn_commit(w));
     MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &r));
     char buf[4000] = "";
-    OK(mdb_reader_list(env, collect, buf));
+    EXPECT_OK(mdb_reader_list(env, collect, buf));
     char pid[32];
     snprintf(pid, sizeof pid, "%d", (int)getpid());
-    EXPECT(strstr(buf, "pid") && strstr(buf, "txnid") && strstr(buf, pid),
+    EXPECT_MSG(strstr(buf, "pid") && strstr(buf, "txnid") && strstr(buf, pid),
            "reader list shows our pid %s:\n%s", pid, buf);
     int dead = -1;
-    OK(mdb_reader_check(env, &dead));
-    EXPECT(dead == 0, "dead readers %d", dead);
+    EXPECT_OK(mdb_reader_check(env, &dead));
+    EXPECT_MSG(dead == 0, "dead readers %d", dead);
     mdb_txn_abort(r);
     mdb_env_close(env);
 }
@@ -612,10 +583,10 @@ static void s_long_lookup_keys(void) {
     for (int i = 0; i < 3; i++) {
         k = S(keys[i]);
         v = S("value");
-        OK(mdb_put(txn, plain, &k, &v, 0));
-        OK(mdb_put(txn, dups, &k, &v, 0));
+        EXPECT_OK(mdb_put(txn, plain, &k, &v, 0));
+        EXPECT_OK(mdb_put(txn, dups, &k, &v, 0));
         v = S("second");
-        OK(mdb_put(txn, dups, &k, &v, 0));
+        EXPECT_OK(mdb_put(txn, dups, &k, &v, 0));
     }
     MUST(mdb_txn_commit(txn));
 
@@ -626,52 +597,52 @@ static void s_long_lookup_keys(void) {
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
             MDB_val lk = {sizes[s], big};
             k = lk;
-            RC(mdb_get(txn, dbis[d], &k, &v), MDB_NOTFOUND);
+            EXPECT_RC(mdb_get(txn, dbis[d], &k, &v), MDB_NOTFOUND);
             k = lk;
-            RC(mdb_del(txn, dbis[d], &k, NULL), MDB_NOTFOUND);
+            EXPECT_RC(mdb_del(txn, dbis[d], &k, NULL), MDB_NOTFOUND);
             k = lk;
-            RC(mdb_cursor_get(cur, &k, &v, MDB_SET), MDB_NOTFOUND);
+            EXPECT_RC(mdb_cursor_get(cur, &k, &v, MDB_SET), MDB_NOTFOUND);
             k = lk;
-            RC(mdb_cursor_get(cur, &k, &v, MDB_SET_KEY), MDB_NOTFOUND);
+            EXPECT_RC(mdb_cursor_get(cur, &k, &v, MDB_SET_KEY), MDB_NOTFOUND);
             k = lk;
-            OK(mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE));
-            EXPECT(eq(k, "zebra", 5), "SET_RANGE with a %zu-byte key lands on zebra", sizes[s]);
+            EXPECT_OK(mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE));
+            EXPECT_MSG(eq(k, "zebra", 5), "SET_RANGE with a %zu-byte key lands on zebra", sizes[s]);
             if (dbis[d] == dups) {
                 k = lk;
                 v = S("value");
-                RC(mdb_cursor_get(cur, &k, &v, MDB_GET_BOTH), MDB_NOTFOUND);
+                EXPECT_RC(mdb_cursor_get(cur, &k, &v, MDB_GET_BOTH), MDB_NOTFOUND);
                 k = S("mango");
                 v = lk;
-                RC(mdb_cursor_get(cur, &k, &v, MDB_GET_BOTH), MDB_NOTFOUND);
+                EXPECT_RC(mdb_cursor_get(cur, &k, &v, MDB_GET_BOTH), MDB_NOTFOUND);
                 k = S("mango");
                 v = lk;
-                RC(mdb_del(txn, dbis[d], &k, &v), MDB_NOTFOUND);
+                EXPECT_RC(mdb_del(txn, dbis[d], &k, &v), MDB_NOTFOUND);
             }
         }
         /* an over-long key past every key: SET_RANGE misses too */
         memset(big, '~', 600);
         k.mv_size = 600;
         k.mv_data = big;
-        RC(mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE), MDB_NOTFOUND);
+        EXPECT_RC(mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE), MDB_NOTFOUND);
         memset(big, 'm', 600);
         /* an empty key stays an error */
         MDB_val ek = {0, big};
         k = ek;
-        RC(mdb_get(txn, dbis[d], &k, &v), MDB_BAD_VALSIZE);
+        EXPECT_RC(mdb_get(txn, dbis[d], &k, &v), MDB_BAD_VALSIZE);
         k = ek;
-        RC(mdb_del(txn, dbis[d], &k, NULL), MDB_BAD_VALSIZE);
+        EXPECT_RC(mdb_del(txn, dbis[d], &k, NULL), MDB_BAD_VALSIZE);
         k = ek;
-        RC(mdb_cursor_get(cur, &k, &v, MDB_SET), MDB_BAD_VALSIZE);
+        EXPECT_RC(mdb_cursor_get(cur, &k, &v, MDB_SET), MDB_BAD_VALSIZE);
         k = ek;
-        RC(mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE), MDB_BAD_VALSIZE);
+        EXPECT_RC(mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE), MDB_BAD_VALSIZE);
         /* the misses changed nothing and did not end the txn */
         k = S("mango");
-        OK(mdb_get(txn, dbis[d], &k, &v));
+        EXPECT_OK(mdb_get(txn, dbis[d], &k, &v));
         mdb_cursor_close(cur);
         MDB_stat st;
-        OK(mdb_stat(txn, dbis[d], &st));
-        EXPECT(st.ms_entries == (d ? 6u : 3u), "entries %zu after the misses", st.ms_entries);
-        OK(mdb_txn_commit(txn));
+        EXPECT_OK(mdb_stat(txn, dbis[d], &st));
+        EXPECT_MSG(st.ms_entries == (d ? 6u : 3u), "entries %zu after the misses", st.ms_entries);
+        EXPECT_OK(mdb_txn_commit(txn));
     }
     free(big);
     mdb_env_close(env);
@@ -706,7 +677,7 @@ static void run_cursor_script(const char *name, unsigned dbflags, const char *pa
         char *eqs = strchr(p, '=');
         *eqs = 0;
         MDB_val k = S(p), v = S(eqs + 1);
-        OK(mdb_put(txn, dbi, &k, &v, 0));
+        EXPECT_OK(mdb_put(txn, dbi, &k, &v, 0));
     }
     MUST(mdb_cursor_open(txn, dbi, &cur));
     for (int i = 0; i < nsteps; i++) {
@@ -720,14 +691,14 @@ static void run_cursor_script(const char *name, unsigned dbflags, const char *pa
             if (st->val) v = S(st->val);
             rc = mdb_cursor_get(cur, &k, &v, st->op);
         }
-        EXPECT(rc == st->want_rc, "%s step %d (op %d): rc %d (%s), want %d", name, i,
+        EXPECT_MSG(rc == st->want_rc, "%s step %d (op %d): rc %d (%s), want %d", name, i,
                (int)st->op, rc, mdb_strerror(rc), st->want_rc);
         if (rc == 0 && st->want_key) {
             /* FIRST_DUP/LAST_DUP and friends leave the key alone; check it only when set */
-            EXPECT(k.mv_data == NULL || eq(k, st->want_key, strlen(st->want_key)),
+            EXPECT_MSG(k.mv_data == NULL || eq(k, st->want_key, strlen(st->want_key)),
                    "%s step %d: key %.*s, want %s", name, i, (int)k.mv_size,
                    (char *)k.mv_data, st->want_key);
-            EXPECT(eq(v, st->want_val, strlen(st->want_val)), "%s step %d: value %.*s, want %s",
+            EXPECT_MSG(eq(v, st->want_val, strlen(st->want_val)), "%s step %d: value %.*s, want %s",
                    name, i, (int)v.mv_size, (char *)v.mv_data, st->want_val);
         }
     }
@@ -868,7 +839,7 @@ static void s_refused_dup_put_commits(void) {
     const char *start[][2] = {{"a", "1"}, {"a", "2"}, {"b", "1"}};
     for (int i = 0; i < 3; i++) {
         MDB_val k = S(start[i][0]), v = S(start[i][1]);
-        OK(mdb_put(txn, dbi, &k, &v, 0));
+        EXPECT_OK(mdb_put(txn, dbi, &k, &v, 0));
     }
     MUST(mdb_txn_commit(txn));
     /* key, value, flags (0: a delete of a missing key), does the commit advance */
@@ -878,17 +849,17 @@ static void s_refused_dup_put_commits(void) {
         {"c", "1", 0, 0},               {"a", "1", MDB_NOOVERWRITE, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        OK(mdb_env_info(env, &ei));
+        EXPECT_OK(mdb_env_info(env, &ei));
         size_t before = ei.me_last_txnid;
         MUST(mdb_txn_begin(env, NULL, 0, &txn));
         MDB_val k = S(cases[i].k), v = S(cases[i].v);
         if (cases[i].fl)
-            RC(mdb_put(txn, dbi, &k, &v, cases[i].fl), MDB_KEYEXIST);
+            EXPECT_RC(mdb_put(txn, dbi, &k, &v, cases[i].fl), MDB_KEYEXIST);
         else
-            RC(mdb_del(txn, dbi, &k, NULL), MDB_NOTFOUND);
-        OK(mdb_txn_commit(txn));
-        OK(mdb_env_info(env, &ei));
-        EXPECT(ei.me_last_txnid == before + (size_t)cases[i].advances,
+            EXPECT_RC(mdb_del(txn, dbi, &k, NULL), MDB_NOTFOUND);
+        EXPECT_OK(mdb_txn_commit(txn));
+        EXPECT_OK(mdb_env_info(env, &ei));
+        EXPECT_MSG(ei.me_last_txnid == before + (size_t)cases[i].advances,
                "case %zu (%s/%s flags %#x): txn id %zu -> %zu", i, cases[i].k, cases[i].v,
                cases[i].fl, before, ei.me_last_txnid);
     }
@@ -907,15 +878,15 @@ static void s_handle_slots(void) {
     for (int i = 0; i < NHANDLES; i++) {
         snprintf(name, sizeof name, "n%05d", i);
         MUST(mdb_dbi_open(txn, name, MDB_CREATE, &h[i]));
-        EXPECT(h[i] == (MDB_dbi)(2 + i), "%s: handle %u, want %d", name, h[i], 2 + i);
+        EXPECT_MSG(h[i] == (MDB_dbi)(2 + i), "%s: handle %u, want %d", name, h[i], 2 + i);
     }
     MUST(mdb_txn_commit(txn));
     /* by name again, in reverse: the same handles */
     MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
     for (int i = NHANDLES - 1; i >= 0; i--) {
         snprintf(name, sizeof name, "n%05d", i);
-        OK(mdb_dbi_open(txn, name, 0, &d));
-        EXPECT(d == h[i], "reopen %s: handle %u, want %u", name, d, h[i]);
+        EXPECT_OK(mdb_dbi_open(txn, name, 0, &d));
+        EXPECT_MSG(d == h[i], "reopen %s: handle %u, want %u", name, d, h[i]);
     }
     mdb_txn_abort(txn);
     /* close every third: its slot is free for the next new name, lowest first */
@@ -927,30 +898,30 @@ static void s_handle_slots(void) {
         snprintf(name, sizeof name, "m%05d", k);
         MUST(mdb_dbi_open(txn, name, MDB_CREATE, &d));
         MDB_dbi want = k < freed ? h[3 * k] : (MDB_dbi)(2 + NHANDLES + (k - freed));
-        EXPECT(d == want, "new %s: handle %u, want %u", name, d, want);
+        EXPECT_MSG(d == want, "new %s: handle %u, want %u", name, d, want);
     }
     /* names still open keep their handles, even among the new ones */
     snprintf(name, sizeof name, "n%05d", 1);
-    OK(mdb_dbi_open(txn, name, 0, &d));
-    EXPECT(d == h[1], "n00001: handle %u, want %u", d, h[1]);
+    EXPECT_OK(mdb_dbi_open(txn, name, 0, &d));
+    EXPECT_MSG(d == h[1], "n00001: handle %u, want %u", d, h[1]);
     mdb_txn_abort(txn);
     /* the abort forgot the new handles: their slots are free again */
     MUST(mdb_txn_begin(env, NULL, 0, &txn));
     snprintf(name, sizeof name, "m%05d", 7);
-    OK(mdb_dbi_open(txn, name, MDB_CREATE, &d));
-    EXPECT(d == h[0], "after abort, %s: handle %u, want %u", name, d, h[0]);
+    EXPECT_OK(mdb_dbi_open(txn, name, MDB_CREATE, &d));
+    EXPECT_MSG(d == h[0], "after abort, %s: handle %u, want %u", name, d, h[0]);
     /* a closed name that exists on disk comes back in the next free slot */
     snprintf(name, sizeof name, "n%05d", 3);
-    OK(mdb_dbi_open(txn, name, 0, &d));
-    EXPECT(d == h[3], "reopened closed %s: handle %u, want %u", name, d, h[3]);
+    EXPECT_OK(mdb_dbi_open(txn, name, 0, &d));
+    EXPECT_MSG(d == h[3], "reopened closed %s: handle %u, want %u", name, d, h[3]);
     MUST(mdb_txn_commit(txn));
     /* after the commit both names are found by name in a new txn */
     MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
     snprintf(name, sizeof name, "m%05d", 7);
-    OK(mdb_dbi_open(txn, name, 0, &d));
-    EXPECT(d == h[0], "committed %s: handle %u, want %u", name, d, h[0]);
+    EXPECT_OK(mdb_dbi_open(txn, name, 0, &d));
+    EXPECT_MSG(d == h[0], "committed %s: handle %u, want %u", name, d, h[0]);
     snprintf(name, sizeof name, "m%05d", 8);
-    RC(mdb_dbi_open(txn, name, 0, &d), MDB_NOTFOUND);
+    EXPECT_RC(mdb_dbi_open(txn, name, 0, &d), MDB_NOTFOUND);
     mdb_txn_abort(txn);
     mdb_env_close(env);
 }
@@ -968,42 +939,42 @@ static void s_parent_cursor_in_child(void) {
     const char *keys[] = {"b", "d", "f"};
     for (int i = 0; i < 3; i++) {
         k = S(keys[i]);
-        OK(mdb_put(t, dbi, &k, &v, 0));
+        EXPECT_OK(mdb_put(t, dbi, &k, &v, 0));
     }
     MUST(mdb_txn_commit(t));
     for (int mode = 0; mode < 4; mode++) {
         MUST(mdb_txn_begin(env, NULL, 0, &t));
         MUST(mdb_cursor_open(t, dbi, &c));
-        OK(mdb_cursor_get(c, &k, &v, MDB_FIRST)); /* on "b" */
+        EXPECT_OK(mdb_cursor_get(c, &k, &v, MDB_FIRST)); /* on "b" */
         MUST(mdb_txn_begin(env, t, 0, &child));
-        EXPECT(mdb_cursor_txn(c) == child, "mode %d: the cursor's txn is not the child", mode);
+        EXPECT_MSG(mdb_cursor_txn(c) == child, "mode %d: the cursor's txn is not the child", mode);
         k = S("e");
-        OK(mdb_put(child, dbi, &k, &v, 0));
-        OK(mdb_cursor_get(c, &k, &v, MDB_NEXT)); /* "d" */
-        OK(mdb_cursor_get(c, &k, &v, MDB_NEXT)); /* the child's "e" */
-        EXPECT(eq(k, "e", 1), "mode %d: NEXT in the child gave %.*s, want e", mode,
+        EXPECT_OK(mdb_put(child, dbi, &k, &v, 0));
+        EXPECT_OK(mdb_cursor_get(c, &k, &v, MDB_NEXT)); /* "d" */
+        EXPECT_OK(mdb_cursor_get(c, &k, &v, MDB_NEXT)); /* the child's "e" */
+        EXPECT_MSG(eq(k, "e", 1), "mode %d: NEXT in the child gave %.*s, want e", mode,
                (int)k.mv_size, (char *)k.mv_data);
         if (mode == 0) {
             mdb_txn_abort(child);
-            EXPECT(mdb_cursor_txn(c) == t, "abort: the cursor did not come back to the parent");
-            OK(mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT));
-            EXPECT(eq(k, "b", 1), "after the child's abort: on %.*s, want b", (int)k.mv_size,
+            EXPECT_MSG(mdb_cursor_txn(c) == t, "abort: the cursor did not come back to the parent");
+            EXPECT_OK(mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT));
+            EXPECT_MSG(eq(k, "b", 1), "after the child's abort: on %.*s, want b", (int)k.mv_size,
                    (char *)k.mv_data);
-            OK(mdb_cursor_get(c, &k, &v, MDB_NEXT));
-            EXPECT(eq(k, "d", 1), "after abort, NEXT: %.*s, want d", (int)k.mv_size,
+            EXPECT_OK(mdb_cursor_get(c, &k, &v, MDB_NEXT));
+            EXPECT_MSG(eq(k, "d", 1), "after abort, NEXT: %.*s, want d", (int)k.mv_size,
                    (char *)k.mv_data);
-            OK(mdb_cursor_get(c, &k, &v, MDB_NEXT));
-            EXPECT(eq(k, "f", 1), "after abort the child's e is gone: %.*s", (int)k.mv_size,
+            EXPECT_OK(mdb_cursor_get(c, &k, &v, MDB_NEXT));
+            EXPECT_MSG(eq(k, "f", 1), "after abort the child's e is gone: %.*s", (int)k.mv_size,
                    (char *)k.mv_data);
             mdb_txn_abort(t);
         } else if (mode == 1) {
-            OK(mdb_txn_commit(child));
-            EXPECT(mdb_cursor_txn(c) == t, "commit: the cursor did not come back to the parent");
-            OK(mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT));
-            EXPECT(eq(k, "e", 1), "after the child's commit: on %.*s, want e", (int)k.mv_size,
+            EXPECT_OK(mdb_txn_commit(child));
+            EXPECT_MSG(mdb_cursor_txn(c) == t, "commit: the cursor did not come back to the parent");
+            EXPECT_OK(mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT));
+            EXPECT_MSG(eq(k, "e", 1), "after the child's commit: on %.*s, want e", (int)k.mv_size,
                    (char *)k.mv_data);
-            OK(mdb_cursor_get(c, &k, &v, MDB_NEXT));
-            EXPECT(eq(k, "f", 1), "after commit, NEXT: %.*s, want f", (int)k.mv_size,
+            EXPECT_OK(mdb_cursor_get(c, &k, &v, MDB_NEXT));
+            EXPECT_MSG(eq(k, "f", 1), "after commit, NEXT: %.*s, want f", (int)k.mv_size,
                    (char *)k.mv_data);
             mdb_txn_abort(t);
         } else if (mode == 2) {
@@ -1036,6 +1007,6 @@ int main(void) {
     s_refused_dup_put_commits();
     s_handle_slots();
     s_parent_cursor_in_child();
-    printf("test_scenarios: %d checks, %d failed (files in %s)\n", checks, failures, base);
-    return failures ? 1 : 0;
+    printf("test_scenarios: %d checks, %d failed (files in %s)\n", mdbtest_checks, mdbtest_failures, base);
+    return TEST_STATUS();
 }

@@ -50,14 +50,9 @@
 
 #include <lmdb.h>
 
-/* snprintf into a char array; a truncated result is a bug of this program: stop. */
-#define PATHF(buf, ...)                                                                   \
-    do {                                                                                  \
-        if (snprintf((buf), sizeof(buf), __VA_ARGS__) >= (int)sizeof(buf)) {            \
-            fprintf(stderr, "%s:%d: string too long\n", __FILE__, __LINE__);             \
-            exit(2);                                                                      \
-        }                                                                                 \
-    } while (0)
+/* exit status 2 is this harness failing (not a damaged file failing a case) */
+#define MDBTEST_FATAL_EXIT 2
+#include "mdbtest.h"
 
 #define HANG_SECONDS 20
 #define WALK_LIMIT 2000000L /* cursor steps per child; a corrupt tree may cycle */
@@ -88,16 +83,6 @@ static long expected_items;
 static int dupsort_missing;
 
 static int n_cases, n_failed, n_opened, n_open_err, n_later_err, n_walk_limit;
-
-#define CHECK(expr)                                                                       \
-    do {                                                                                  \
-        int rc_ = (expr);                                                                 \
-        if (rc_ != 0) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr,               \
-                    mdb_strerror(rc_));                                                   \
-            exit(2);                                                                      \
-        }                                                                                 \
-    } while (0)
 
 /* ---- a small seeded PRNG (splitmix64), so runs replay exactly from the seed ---- */
 static uint64_t rng_state;

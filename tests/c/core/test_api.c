@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "lmdb.h"
-#include "core_test.h"
+#include "mdbtest.h"
 
 static char dirbuf[4096];
 static const char *sub(const char *base, const char *name)
@@ -62,21 +62,21 @@ int main(int argc, char **argv)
     k = V("a"), v = V("one");
     CHECK(mdb_put(txn, dbi, &k, &v, 0));
     v = V("two");
-    EXPECT(mdb_put(txn, dbi, &k, &v, MDB_NOOVERWRITE), MDB_KEYEXIST);
+    CHECK_RC(mdb_put(txn, dbi, &k, &v, MDB_NOOVERWRITE), MDB_KEYEXIST);
     if (v.mv_size != 3 || memcmp(v.mv_data, "one", 3))
         return fprintf(stderr, "NOOVERWRITE must return the existing value\n"), 1;
     k = V("c"), v = V("3");
     CHECK(mdb_put(txn, dbi, &k, &v, MDB_APPEND));
     k = V("b");
-    EXPECT(mdb_put(txn, dbi, &k, &v, MDB_APPEND), MDB_KEYEXIST);
+    CHECK_RC(mdb_put(txn, dbi, &k, &v, MDB_APPEND), MDB_KEYEXIST);
     k = V("c");
-    EXPECT(mdb_put(txn, dbi, &k, &v, MDB_APPEND), MDB_KEYEXIST);
+    CHECK_RC(mdb_put(txn, dbi, &k, &v, MDB_APPEND), MDB_KEYEXIST);
     k = V("");
-    EXPECT(mdb_put(txn, dbi, &k, &v, 0), MDB_BAD_VALSIZE);
+    CHECK_RC(mdb_put(txn, dbi, &k, &v, 0), MDB_BAD_VALSIZE);
     char big[600];
     memset(big, 'k', sizeof(big));
     k.mv_size = 512, k.mv_data = big;
-    EXPECT(mdb_put(txn, dbi, &k, &v, 0), MDB_BAD_VALSIZE);
+    CHECK_RC(mdb_put(txn, dbi, &k, &v, 0), MDB_BAD_VALSIZE);
     k.mv_size = 511;
     CHECK(mdb_put(txn, dbi, &k, &v, 0));
     k = V("r"), v.mv_size = 5000, v.mv_data = NULL;
@@ -91,13 +91,13 @@ int main(int argc, char **argv)
     CHECK(mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT));
     if (v.mv_size != 4 || memcmp(v.mv_data, "ONE!", 4))
         return fprintf(stderr, "CURRENT\n"), 1;
-    EXPECT(mdb_cursor_count(c, &(size_t){0}), MDB_INCOMPATIBLE);
+    CHECK_RC(mdb_cursor_count(c, &(size_t){0}), MDB_INCOMPATIBLE);
     MDB_dbi dd;
     CHECK(mdb_dbi_open(txn, "dups", MDB_CREATE | MDB_DUPSORT, &dd));
     CHECK(mdb_txn_begin(env, txn, 0, &rtxn)); /* nested */
-    EXPECT(mdb_put(txn, dbi, &k, &v, 0), MDB_BAD_TXN); /* parent blocked meanwhile */
+    CHECK_RC(mdb_put(txn, dbi, &k, &v, 0), MDB_BAD_TXN); /* parent blocked meanwhile */
     mdb_txn_abort(rtxn);
-    EXPECT(mdb_txn_begin(env, txn, MDB_RDONLY, &rtxn), EINVAL);
+    CHECK_RC(mdb_txn_begin(env, txn, MDB_RDONLY, &rtxn), EINVAL);
     CHECK(mdb_txn_commit(txn));
     CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
     k = V("r");
@@ -105,11 +105,11 @@ int main(int argc, char **argv)
     if (v.mv_size != 5000 || ((char *)v.mv_data)[4999] != 'R')
         return fprintf(stderr, "RESERVE\n"), 1;
     k = V("zz");
-    EXPECT(mdb_get(txn, dbi, &k, &v), MDB_NOTFOUND);
-    EXPECT(mdb_put(txn, dbi, &k, &v, 0), EACCES);
+    CHECK_RC(mdb_get(txn, dbi, &k, &v), MDB_NOTFOUND);
+    CHECK_RC(mdb_put(txn, dbi, &k, &v, 0), EACCES);
     /* reset / renew */
     mdb_txn_reset(txn);
-    EXPECT(mdb_get(txn, dbi, &k, &v), MDB_BAD_TXN);
+    CHECK_RC(mdb_get(txn, dbi, &k, &v), MDB_BAD_TXN);
     CHECK(mdb_txn_renew(txn));
     k = V("a");
     CHECK(mdb_get(txn, dbi, &k, &v));
@@ -139,7 +139,7 @@ int main(int argc, char **argv)
     CHECK(mdb_drop(txn, dd, 1));
     CHECK(mdb_txn_commit(txn));
     CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
-    EXPECT(mdb_dbi_open(txn, "named", 0, &dd), MDB_NOTFOUND);
+    CHECK_RC(mdb_dbi_open(txn, "named", 0, &dd), MDB_NOTFOUND);
     mdb_txn_abort(txn);
     /* copy */
     const char *d2 = sub(work, "copy");
@@ -148,7 +148,7 @@ int main(int argc, char **argv)
     const char *d2c = sub(work, "copy-compact");
     mkdir(d2c, 0755);
     CHECK(mdb_env_copy2(env, d2c, MDB_CP_COMPACT));
-    EXPECT(mdb_env_copy2(env, d2c, 0x100), EINVAL);
+    CHECK_RC(mdb_env_copy2(env, d2c, 0x100), EINVAL);
     mdb_env_close(env);
 
     /* MAP_FULL, poisoned txn, grow the map while open */
@@ -168,9 +168,9 @@ int main(int argc, char **argv)
         if ((rc = mdb_put(txn, 1, &k, &v, 0)) != 0)
             break;
     }
-    EXPECT(rc, MDB_MAP_FULL);
-    EXPECT(mdb_put(txn, 1, &k, &v, 0), MDB_BAD_TXN);
-    EXPECT(mdb_txn_commit(txn), MDB_BAD_TXN);
+    CHECK_RC(rc, MDB_MAP_FULL);
+    CHECK_RC(mdb_put(txn, 1, &k, &v, 0), MDB_BAD_TXN);
+    CHECK_RC(mdb_txn_commit(txn), MDB_BAD_TXN);
     CHECK(mdb_env_set_mapsize(env, 64 << 20));
     CHECK(mdb_txn_begin(env, NULL, 0, &txn));
     for (i = 0; i < 100; i++) {
@@ -233,7 +233,7 @@ int main(int argc, char **argv)
         fputc('z', f);
     fclose(f);
     CHECK(mdb_env_create(&env));
-    EXPECT(mdb_env_open(env, sub(work, "foreign"), MDB_RDONLY | MDB_NOLOCK, 0644), MDB_INVALID);
+    CHECK_RC(mdb_env_open(env, sub(work, "foreign"), MDB_RDONLY | MDB_NOLOCK, 0644), MDB_INVALID);
     mdb_env_close(env);
     printf("api: all scenarios OK\n");
     return 0;

@@ -12,7 +12,7 @@
 
 #include "lmdb.h"
 #include "mdbcore.h"
-#include "core_test.h"
+#include "mdbtest.h"
 
 typedef struct item {
     char *k, *v;

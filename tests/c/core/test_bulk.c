@@ -15,7 +15,7 @@
 
 #include "lmdb.h"
 #include "mdbcore.h"
-#include "core_test.h"
+#include "mdbtest.h"
 
 #define DUPS 50
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "lmdb.h"
-#include "core_test.h"
+#include "mdbtest.h"
 
 static MDB_env *open_env(const char *dir)
 {

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 #include "lmdb.h"
-#include "core_test.h"
+#include "mdbtest.h"
 
 #define NKEYS 6
 #define MAXV 1500 /* values per key: far past a sub-page at 4 KiB pages */

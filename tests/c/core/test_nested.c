@@ -11,7 +11,7 @@
 
 #include "lmdb.h"
 #include "mdbcore.h"
-#include "core_test.h"
+#include "mdbtest.h"
 
 #define NK 3000
 typedef struct model {

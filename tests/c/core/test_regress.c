@@ -13,15 +13,7 @@
 #include <unistd.h>
 
 #include "lmdb.h"
-#include "core_test.h"
-
-#define TRUE(c)                                                                          \
-    do {                                                                                 \
-        if (!(c)) {                                                                      \
-            fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #c);             \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
+#include "mdbtest.h"
 
 static const char *base;
 static char dirbuf[4096];
@@ -57,7 +49,7 @@ static void env_info_mapaddr(void)
     MDB_env *env = open_env("mapaddr", 0, 0, 0);
     MDB_envinfo info;
     CHECK(mdb_env_info(env, &info));
-    TRUE(info.me_mapaddr == NULL);
+    REQUIRE(info.me_mapaddr == NULL);
     MDB_txn *txn;
     MDB_dbi dbi;
     CHECK(mdb_txn_begin(env, NULL, 0, &txn));
@@ -66,7 +58,7 @@ static void env_info_mapaddr(void)
     CHECK(mdb_put(txn, dbi, &k, &v, 0));
     CHECK(mdb_txn_commit(txn));
     CHECK(mdb_env_info(env, &info));
-    TRUE(info.me_mapaddr == NULL);
+    REQUIRE(info.me_mapaddr == NULL);
     mdb_env_close(env);
 
     /* made with FIXEDMAP: the address is recorded and reported */
@@ -75,7 +67,7 @@ static void env_info_mapaddr(void)
     CHECK(mdb_put(txn, dbi, &k, &v, 0));
     CHECK(mdb_txn_commit(txn));
     CHECK(mdb_env_info(env, &info));
-    TRUE(info.me_mapaddr != NULL);
+    REQUIRE(info.me_mapaddr != NULL);
     mdb_env_close(env);
     puts("env_info: me_mapaddr is the file's fixed-map address");
 }
@@ -87,7 +79,7 @@ static void tiny_map(void)
     MDB_env *env = open_env("tiny", 10, 0, 0);
     MDB_envinfo info;
     CHECK(mdb_env_info(env, &info));
-    TRUE(info.me_mapsize >= 2 * 4096);
+    REQUIRE(info.me_mapsize >= 2 * 4096);
     MDB_txn *txn;
     MDB_dbi dbi;
     CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
@@ -95,7 +87,7 @@ static void tiny_map(void)
     CHECK(mdb_txn_begin(env, NULL, 0, &txn));
     CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));
     MDB_val k = {1, "k"}, v = {1, "v"};
-    EXPECT(mdb_put(txn, dbi, &k, &v, 0), MDB_MAP_FULL);
+    CHECK_RC(mdb_put(txn, dbi, &k, &v, 0), MDB_MAP_FULL);
     mdb_txn_abort(txn);
     /* set_mapsize too small on an open env: raised the same way */
     CHECK(mdb_env_set_mapsize(env, 1));
@@ -144,26 +136,26 @@ static void check_model(MDB_txn *txn, MDB_dbi dbi)
             want += model[k][v];
         int rc = mdb_cursor_get(c, &key, &val, MDB_SET_KEY);
         if (!want) {
-            EXPECT(rc, MDB_NOTFOUND);
+            CHECK_RC(rc, MDB_NOTFOUND);
             continue;
         }
         CHECK(rc);
         CHECK(mdb_cursor_count(c, &cnt));
-        TRUE(cnt == want);
+        REQUIRE(cnt == want);
         int v = -1;
         for (size_t j = 0; j < want; j++) {
             if (j)
                 CHECK(mdb_cursor_get(c, &key, &val, MDB_NEXT_DUP));
-            TRUE(val.mv_size == 1);
+            REQUIRE(val.mv_size == 1);
             int got = *(unsigned char *)val.mv_data;
-            TRUE(got > v && model[k][got]);
+            REQUIRE(got > v && model[k][got]);
             v = got;
         }
-        EXPECT(mdb_cursor_get(c, &key, &val, MDB_NEXT_DUP), MDB_NOTFOUND);
+        CHECK_RC(mdb_cursor_get(c, &key, &val, MDB_NEXT_DUP), MDB_NOTFOUND);
         /* the packed form: GET_MULTIPLE hands back the values as one array */
         CHECK(mdb_cursor_get(c, &key, &val, MDB_SET_KEY));
         CHECK(mdb_cursor_get(c, &key, &val, MDB_GET_MULTIPLE));
-        TRUE(val.mv_size == want);
+        REQUIRE(val.mv_size == want);
     }
     mdb_cursor_close(c);
 }
@@ -185,7 +177,7 @@ static void dupfixed_1byte(void)
             unsigned char b = (unsigned char)(j % 2 ? (seed >> 16) : (unsigned)j);
             MDB_val val = {1, &b};
             int rc = mdb_put(txn, dbi, &key, &val, MDB_NODUPDATA);
-            TRUE(rc == 0 || (rc == MDB_KEYEXIST && model[k][b]));
+            REQUIRE(rc == 0 || (rc == MDB_KEYEXIST && model[k][b]));
             model[k][b] = 1;
         }
     }
@@ -199,7 +191,7 @@ static void dupfixed_1byte(void)
             unsigned char bb = (unsigned char)b;
             MDB_val val = {1, &bb};
             int rc = mdb_del(txn, dbi, &key, &val);
-            TRUE(rc == (model[k][b] ? 0 : MDB_NOTFOUND));
+            REQUIRE(rc == (model[k][b] ? 0 : MDB_NOTFOUND));
             model[k][b] = 0;
         }
     }
@@ -262,7 +254,7 @@ static void leaf2_damage(void)
     snprintf(path, sizeof(path), "%s/data.mdb", dirbuf);
     mdb_env_close(env);
     FILE *f = fopen(path, "r+b");
-    TRUE(f != NULL);
+    REQUIRE(f != NULL);
     unsigned char pg[4096];
     long off = -1;
     for (long at = 2 * 4096; fseek(f, at, SEEK_SET) == 0 && fread(pg, 1, 4096, f) == 4096;
@@ -272,11 +264,11 @@ static void leaf2_damage(void)
             break;
         }
     }
-    TRUE(off > 0);
+    REQUIRE(off > 0);
     unsigned upper = pg[14] | pg[15] << 8;
     upper += 2;
     unsigned char b[2] = {(unsigned char)upper, (unsigned char)(upper >> 8)};
-    TRUE(fseek(f, off + 14, SEEK_SET) == 0 && fwrite(b, 1, 2, f) == 2);
+    REQUIRE(fseek(f, off + 14, SEEK_SET) == 0 && fwrite(b, 1, 2, f) == 2);
     fclose(f);
     CHECK(mdb_env_create(&env));
     CHECK(mdb_env_set_maxdbs(env, 4));
@@ -289,7 +281,7 @@ static void leaf2_damage(void)
     int rc = mdb_cursor_get(c, &key, &val, MDB_FIRST);
     while (rc == 0)
         rc = mdb_cursor_get(c, &key, &val, MDB_NEXT);
-    EXPECT(rc, MDB_CORRUPTED);
+    CHECK_RC(rc, MDB_CORRUPTED);
     mdb_cursor_close(c);
     mdb_txn_abort(txn);
     mdb_env_close(env);
@@ -345,7 +337,7 @@ static void expect_value(MDB_txn *txn, MDB_dbi dbi, const char *want)
 {
     MDB_val k = {1, "k"}, d;
     CHECK(mdb_get(txn, dbi, &k, &d));
-    TRUE(d.mv_size == strlen(want) && !memcmp(d.mv_data, want, d.mv_size));
+    REQUIRE(d.mv_size == strlen(want) && !memcmp(d.mv_data, want, d.mv_size));
 }
 
 /* (Ours only: LMDB 0.9 copies every handle at begin, and refuses handles opened after a
@@ -359,7 +351,7 @@ static void many_dbs(void)
     MDB_env *e2 = many_env("many5000", 5000, big);
     double c1 = begin_cost(e1, small[0]), c2 = begin_cost(e2, big[0]);
     printf("many DBs: begin+cursor+abort %.3f us at 10 DBs, %.3f us at 5000 DBs\n", c1, c2);
-    TRUE(c2 < 4 * c1 + 0.2);
+    REQUIRE(c2 < 4 * c1 + 0.2);
     mdb_env_close(e1);
 
     MDB_env *env = e2;
@@ -381,7 +373,7 @@ static void many_dbs(void)
     expect_value(r, big[0], "v0new");
     /* the old snapshot has no "late": its handle is refused there, not misread */
     MDB_val got;
-    TRUE(mdb_get(old, late, &k, &got) != 0);
+    REQUIRE(mdb_get(old, late, &k, &got) != 0);
     expect_value(old, big[0], "v0"); /* and big[0] as of that snapshot */
     mdb_txn_abort(r);
     mdb_txn_abort(old);
@@ -469,11 +461,11 @@ static size_t scan_count(MDB_txn *txn, MDB_dbi dbi, int first_left)
         if (n == 0 && first_left >= 0) {
             char want[32];
             snprintf(want, sizeof want, "%016d", first_left);
-            TRUE(k.mv_size == 16 && !memcmp(k.mv_data, want, 16));
+            REQUIRE(k.mv_size == 16 && !memcmp(k.mv_data, want, 16));
         }
-        TRUE(v.mv_size == 100);
+        REQUIRE(v.mv_size == 100);
     }
-    TRUE(rc == MDB_NOTFOUND);
+    REQUIRE(rc == MDB_NOTFOUND);
     mdb_cursor_close(c);
     return n;
 }
@@ -510,18 +502,18 @@ static void delete_in_order(void)
             if ((j + 1) % 1000 == 0) {
                 MDB_stat st;
                 CHECK(mdb_stat(txn, dbi, &st));
-                TRUE(st.ms_entries == (size_t)(n - j - 1));
-                TRUE(scan_count(txn, dbi, descending ? 0 : j + 1) == (size_t)(n - j - 1));
+                REQUIRE(st.ms_entries == (size_t)(n - j - 1));
+                REQUIRE(scan_count(txn, dbi, descending ? 0 : j + 1) == (size_t)(n - j - 1));
             }
         }
         CHECK(mdb_txn_commit(txn));
         CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
         MDB_stat st;
         CHECK(mdb_stat(txn, dbi, &st));
-        TRUE(st.ms_entries == (size_t)(n - last));
-        TRUE(scan_count(txn, dbi, descending || last == n ? -1 : last) == (size_t)(n - last));
+        REQUIRE(st.ms_entries == (size_t)(n - last));
+        REQUIRE(scan_count(txn, dbi, descending || last == n ? -1 : last) == (size_t)(n - last));
         if (last == n)
-            TRUE(st.ms_depth == 0 && st.ms_leaf_pages == 0 && st.ms_branch_pages == 0);
+            REQUIRE(st.ms_depth == 0 && st.ms_leaf_pages == 0 && st.ms_branch_pages == 0);
         mdb_txn_abort(txn);
         mdb_env_close(env);
     }

@@ -29,7 +29,7 @@
 
 #include "lmdb.h"
 #include "mdbcore.h"
-#include "core_test.h"
+#include "mdbtest.h"
 
 #define NKEYS 6000   /* plain DB key space */
 #define NDKEYS 40    /* DUPSORT DB keys */

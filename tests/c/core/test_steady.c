@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "lmdb.h"
-#include "core_test.h"
+#include "mdbtest.h"
 
 int main(int argc, char **argv)
 {

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "lmdb.h"
-#include "core_test.h"
+#include "mdbtest.h"
 
 #define NKEYS 300
 #define GENS 600

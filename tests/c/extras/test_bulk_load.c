@@ -28,7 +28,7 @@
 
 #include "lmdb.h"
 #include "mdbcore.h"
-#include "../core/core_test.h"
+#include "mdbtest.h"
 
 /* paths are short in practice; snprintf truncation is checked where it matters */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -211,7 +211,7 @@ static void expect_content(MDB_txn *txn, MDB_dbi dbi, rec *r, size_t n, const ch
         if (v.mv_size != r[i].vlen || (v.mv_size && memcmp(v.mv_data, r[i].v, v.mv_size)))
             FAIL("%s: value %zu differs (%zu vs %zu bytes)", what, i, v.mv_size, r[i].vlen);
     }
-    EXPECT(rc, MDB_NOTFOUND);
+    CHECK_RC(rc, MDB_NOTFOUND);
     if (i != n)
         FAIL("%s: %zu records, want %zu", what, i, n);
     /* and point lookups of a sample */
@@ -389,14 +389,14 @@ static void errors(const char *base)
         feed f = feed_of(r, cnt);
         f.bad_at = cnt / 2;
         f.bad_with = kind == 0 ? cnt / 4 : cnt / 2 - 1;
-        EXPECT(mdbcore_bulk_load(t, d, next_rec, &f, 0), MDB_KEYEXIST);
+        CHECK_RC(mdbcore_bulk_load(t, d, next_rec, &f, 0), MDB_KEYEXIST);
         if (f.i != cnt / 2 + 1)
             FAIL("the load went on after the bad key (%zu records read)", f.i);
         CHECK(mdb_stat(t, d, &st));
         if (st.ms_entries || st.ms_leaf_pages || st.ms_depth)
             FAIL("kind %d: DB not empty after a refused load", kind);
         MDB_val k = {r[0].klen, r[0].k}, v;
-        EXPECT(mdb_get(t, d, &k, &v), MDB_NOTFOUND);
+        CHECK_RC(mdb_get(t, d, &k, &v), MDB_NOTFOUND);
         /* the txn still works: a put, then commit */
         MDB_val pk = {4, "zzzz"}, pv = {3, "abc"};
         CHECK(mdb_put(t, d, &pk, &pv, 0));
@@ -415,7 +415,7 @@ static void errors(const char *base)
     feed f = feed_of(r, cnt);
     f.fail_at = cnt - 10;
     f.fail_rc = -12345;
-    EXPECT(mdbcore_bulk_load(t, d, next_rec, &f, 0), -12345);
+    CHECK_RC(mdbcore_bulk_load(t, d, next_rec, &f, 0), -12345);
     CHECK(mdb_stat(t, d, &st));
     if (st.ms_entries)
         FAIL("DB not empty after a callback error");
@@ -425,16 +425,16 @@ static void errors(const char *base)
     expect_content(t, d, r, cnt, "load after a failed one");
     /* non-empty target */
     f = feed_of(r, cnt);
-    EXPECT(mdbcore_bulk_load(t, d, next_rec, &f, 0), EINVAL);
+    CHECK_RC(mdbcore_bulk_load(t, d, next_rec, &f, 0), EINVAL);
     if (f.i)
         FAIL("a refused target consumed input");
-    EXPECT(mdbcore_bulk_load(t, d, next_rec, &f, 1), EINVAL); /* flags */
-    EXPECT(mdbcore_bulk_load(t, d, NULL, &f, 0), EINVAL);
+    CHECK_RC(mdbcore_bulk_load(t, d, next_rec, &f, 1), EINVAL); /* flags */
+    CHECK_RC(mdbcore_bulk_load(t, d, NULL, &f, 0), EINVAL);
     /* MAIN holds the named DB's record: not empty either */
-    EXPECT(mdbcore_bulk_load(t, MAIN_DBI, next_rec, &f, 0), EINVAL);
-    EXPECT(mdbcore_bulk_load(t, FREE_DBI, next_rec, &f, 0), EINVAL);
+    CHECK_RC(mdbcore_bulk_load(t, MAIN_DBI, next_rec, &f, 0), EINVAL);
+    CHECK_RC(mdbcore_bulk_load(t, FREE_DBI, next_rec, &f, 0), EINVAL);
     CHECK(mdb_dbi_open(t, "dups", MDB_CREATE | MDB_DUPSORT, &dd));
-    EXPECT(mdbcore_bulk_load(t, dd, next_rec, &f, 0), MDB_INCOMPATIBLE);
+    CHECK_RC(mdbcore_bulk_load(t, dd, next_rec, &f, 0), MDB_INCOMPATIBLE);
     CHECK(mdb_txn_commit(t));
     check_clean(env, "after load in a txn that had a failed one");
 
@@ -451,7 +451,7 @@ static void errors(const char *base)
     if (st.ms_entries)
         FAIL("abort kept %zu entries", st.ms_entries);
     f = feed_of(r, cnt);
-    EXPECT(mdbcore_bulk_load(t, other, next_rec, &f, 0), EACCES);
+    CHECK_RC(mdbcore_bulk_load(t, other, next_rec, &f, 0), EACCES);
     mdb_txn_abort(t);
     check_clean(env, "after an aborted load");
 
@@ -471,9 +471,9 @@ static void errors(const char *base)
     CHECK(mdb_drop(t, other, 0));
     meddler m = {feed_of(r, cnt), t, NULL, other, cnt / 3, 0, 0, 0};
     CHECK(mdbcore_bulk_load(t, other, next_meddling, &m, 0));
-    EXPECT(m.put_rc, MDB_BAD_TXN);
-    EXPECT(m.cursor_rc, MDB_BAD_TXN);
-    EXPECT(m.commit_rc, MDB_BAD_TXN);
+    CHECK_RC(m.put_rc, MDB_BAD_TXN);
+    CHECK_RC(m.cursor_rc, MDB_BAD_TXN);
+    CHECK_RC(m.commit_rc, MDB_BAD_TXN);
     expect_content(t, other, r, cnt, "load whose callback tried to use the txn");
     CHECK(mdb_txn_commit(t));
     check_clean(env, "after a meddling callback");
@@ -486,7 +486,7 @@ static void errors(const char *base)
             CHECK(mdb_txn_begin(env, t, 0, &child));
         MDB_txn *loading = nest ? child : t;
         meddler am = {feed_of(r, cnt), loading, t, other, cnt / 2, 0, 0, 0};
-        EXPECT(mdbcore_bulk_load(loading, other, next_meddling, &am, 0), MDB_BAD_TXN);
+        CHECK_RC(mdbcore_bulk_load(loading, other, next_meddling, &am, 0), MDB_BAD_TXN);
         /* both handles are gone now; the last commit is what readers see */
         CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &t));
         CHECK(mdb_stat(t, other, &st));
@@ -506,9 +506,9 @@ static void errors(const char *base)
     CHECK(mdb_txn_commit(t));
     CHECK(mdb_txn_begin(env, NULL, 0, &t));
     f = feed_of(r, cnt);
-    EXPECT(mdbcore_bulk_load(t, d, next_rec, &f, 0), MDB_MAP_FULL);
+    CHECK_RC(mdbcore_bulk_load(t, d, next_rec, &f, 0), MDB_MAP_FULL);
     MDB_val pk = {4, "zzzz"}, pv = {3, "abc"};
-    EXPECT(mdb_put(t, d, &pk, &pv, 0), MDB_BAD_TXN);
+    CHECK_RC(mdb_put(t, d, &pk, &pv, 0), MDB_BAD_TXN);
     mdb_txn_abort(t);
     check_clean(env, "after MDB_MAP_FULL");
     mdb_env_close(env);

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/core_test.h"
+#include "mdbtest.h"
 #include "lmdb.h"
 #include "mdbcore.h"
 

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/core_test.h"
+#include "mdbtest.h"
 #include "lmdb.h"
 
 #define NKEYS 500

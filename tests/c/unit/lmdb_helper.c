@@ -17,14 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TRY(x)                                                                       \
-    do {                                                                             \
-        int rc_ = (x);                                                               \
-        if (rc_) {                                                                   \
-            fprintf(stderr, "lmdb_helper: %s: %s\n", #x, mdb_strerror(rc_));         \
-            exit(2);                                                                 \
-        }                                                                            \
-    } while (0)
+/* exit status 2: this helper failed (not the test that runs it) */
+#define MDBTEST_FATAL_EXIT 2
+#include "mdbtest.h"
 
 static int print_msg(const char *msg, void *ctx)
 {
@@ -57,35 +52,35 @@ int main(int argc, char **argv)
         return 2;
     }
     MDB_env *env;
-    TRY(mdb_env_create(&env));
-    TRY(mdb_env_set_mapsize(env, 16 << 20));
-    TRY(mdb_env_set_maxdbs(env, 4));
-    TRY(mdb_env_open(env, argv[2], 0, 0644));
+    CHECK(mdb_env_create(&env));
+    CHECK(mdb_env_set_mapsize(env, 16 << 20));
+    CHECK(mdb_env_set_maxdbs(env, 4));
+    CHECK(mdb_env_open(env, argv[2], 0, 0644));
     const char *cmd = argv[1];
     if (!strcmp(cmd, "put")) {
         int n = argc > 3 ? atoi(argv[3]) : 10;
         MDB_txn *txn;
         MDB_dbi dbi;
-        TRY(mdb_txn_begin(env, NULL, 0, &txn));
-        TRY(mdb_dbi_open(txn, NULL, 0, &dbi));
+        CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+        CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));
         for (int i = 0; i < n; i++) {
             char k[32], v[32];
             snprintf(k, sizeof k, "key%06d", i);
             snprintf(v, sizeof v, "val%d", i);
             MDB_val key = {strlen(k), k}, val = {strlen(v), v};
-            TRY(mdb_put(txn, dbi, &key, &val, 0));
+            CHECK(mdb_put(txn, dbi, &key, &val, 0));
         }
-        TRY(mdb_txn_commit(txn));
+        CHECK(mdb_txn_commit(txn));
     } else if (!strcmp(cmd, "reader")) {
         MDB_txn *txn;
-        TRY(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+        CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
         printf("ready %zu\n", mdb_txn_id(txn));
         fflush(stdout);
         wait_eof();
         mdb_txn_abort(txn);
     } else if (!strcmp(cmd, "writer")) {
         MDB_txn *txn;
-        TRY(mdb_txn_begin(env, NULL, 0, &txn));
+        CHECK(mdb_txn_begin(env, NULL, 0, &txn));
         printf("ready %zu\n", mdb_txn_id(txn));
         fflush(stdout);
         wait_eof();
@@ -93,27 +88,27 @@ int main(int argc, char **argv)
     } else if (!strcmp(cmd, "custom")) {
         MDB_txn *txn;
         MDB_dbi d1, d2;
-        TRY(mdb_txn_begin(env, NULL, 0, &txn));
-        TRY(mdb_dbi_open(txn, "desc", MDB_CREATE, &d1));
-        TRY(mdb_set_compare(txn, d1, cmp_desc));
-        TRY(mdb_dbi_open(txn, "ddesc", MDB_CREATE | MDB_DUPSORT, &d2));
-        TRY(mdb_set_dupsort(txn, d2, cmp_desc));
+        CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+        CHECK(mdb_dbi_open(txn, "desc", MDB_CREATE, &d1));
+        CHECK(mdb_set_compare(txn, d1, cmp_desc));
+        CHECK(mdb_dbi_open(txn, "ddesc", MDB_CREATE | MDB_DUPSORT, &d2));
+        CHECK(mdb_set_dupsort(txn, d2, cmp_desc));
         for (int i = 0; i < 2000; i++) {
             char k[32], v[32];
             snprintf(k, sizeof k, "key%06d", (i * 7919) % 2000);
             snprintf(v, sizeof v, "val%d", i);
             MDB_val key = {strlen(k), k}, val = {strlen(v), v};
-            TRY(mdb_put(txn, d1, &key, &val, 0));
+            CHECK(mdb_put(txn, d1, &key, &val, 0));
             snprintf(k, sizeof k, "g%02d", i % 40);
             MDB_val key2 = {strlen(k), k};
-            TRY(mdb_put(txn, d2, &key2, &val, 0));
+            CHECK(mdb_put(txn, d2, &key2, &val, 0));
         }
-        TRY(mdb_txn_commit(txn));
+        CHECK(mdb_txn_commit(txn));
     } else if (!strcmp(cmd, "list")) {
-        TRY(mdb_reader_list(env, print_msg, NULL) < 0);
+        CHECK(mdb_reader_list(env, print_msg, NULL) < 0);
     } else if (!strcmp(cmd, "check")) {
         int dead = -1;
-        TRY(mdb_reader_check(env, &dead));
+        CHECK(mdb_reader_check(env, &dead));
         printf("dead %d\n", dead);
     } else {
         fprintf(stderr, "lmdb_helper: unknown command %s\n", cmd);

@@ -7,13 +7,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "mdbcore.h"
-#include "unit.h"
+#include "mdbtest.h"
 
 static const char *helper = "build/unit/lmdb_helper";
 
@@ -105,55 +106,55 @@ static const mdbcore_check_db *find_db(const mdbcore_check_report *r, const char
 static void t_report_fields(void)
 {
     char *dir = mkdir_tmp();
-    CHECK_EQ(run("put", dir, "500"), 0);
-    CHECK_EQ(run("put", dir, "700"), 0); /* rewrites 500 keys: frees pages */
+    EXPECT_EQ(run("put", dir, "500"), 0);
+    EXPECT_EQ(run("put", dir, "700"), 0); /* rewrites 500 keys: frees pages */
     mapped m = map_env(dir);
-    CHECK(m.map != NULL);
+    EXPECT(m.map != NULL);
     mdbcore_snapshot in;
     memset(&in, 0, sizeof in);
     in.map = m.map;
     in.map_len = m.len;
     in.file_size = m.len;
-    CHECK_EQ(mdbcore_snapshot_from_metas(&in, -1), 0);
-    CHECK_EQ(in.psize, 4096);
-    CHECK_EQ(in.txnid, 2);
+    EXPECT_EQ(mdbcore_snapshot_from_metas(&in, -1), 0);
+    EXPECT_EQ(in.psize, 4096);
+    EXPECT_EQ(in.txnid, 2);
     mdbcore_check_report r;
-    CHECK_EQ(mdbcore_check_snapshot(&in, &r), 0);
-    CHECK_EQ(r.problems_total, 0);
-    CHECK_EQ(r.txnid, 2);
-    CHECK_EQ(r.meta_pages, 2);
-    CHECK(r.free_pages > 0);
-    CHECK(r.free_records >= 1);
-    CHECK_EQ(r.reachable_pages + r.free_pages, r.next_pgno);
-    CHECK_EQ(r.leaked_pages, 0);
-    CHECK_EQ(r.ndbs, 2);
+    EXPECT_EQ(mdbcore_check_snapshot(&in, &r), 0);
+    EXPECT_EQ(r.problems_total, 0);
+    EXPECT_EQ(r.txnid, 2);
+    EXPECT_EQ(r.meta_pages, 2);
+    EXPECT(r.free_pages > 0);
+    EXPECT(r.free_records >= 1);
+    EXPECT_EQ(r.reachable_pages + r.free_pages, r.next_pgno);
+    EXPECT_EQ(r.leaked_pages, 0);
+    EXPECT_EQ(r.ndbs, 2);
     const mdbcore_check_db *mn = find_db(&r, "@main");
-    CHECK(mn != NULL);
+    EXPECT(mn != NULL);
     if (mn) {
-        CHECK_EQ(mn->entries, 700);
-        CHECK_EQ(mn->rec.entries, 700);
-        CHECK_EQ(mn->depth, mn->rec.depth);
-        CHECK_EQ(mn->leaf_pages, mn->rec.leaf_pages);
+        EXPECT_EQ(mn->entries, 700);
+        EXPECT_EQ(mn->rec.entries, 700);
+        EXPECT_EQ(mn->depth, mn->rec.depth);
+        EXPECT_EQ(mn->leaf_pages, mn->rec.leaf_pages);
     }
     /* The older meta is a valid snapshot too (nothing it references was reused yet). */
     mdbcore_check_report_free(&r);
-    CHECK_EQ(mdbcore_snapshot_from_metas(&in, 1), 0);
-    CHECK_EQ(in.txnid, 1);
-    CHECK_EQ(mdbcore_check_snapshot(&in, &r), 0);
+    EXPECT_EQ(mdbcore_snapshot_from_metas(&in, 1), 0);
+    EXPECT_EQ(in.txnid, 1);
+    EXPECT_EQ(mdbcore_check_snapshot(&in, &r), 0);
     mn = find_db(&r, "@main");
-    CHECK(mn && mn->entries == 500);
+    EXPECT(mn && mn->entries == 500);
     mdbcore_check_report_free(&r);
 
     /* A map shorter than the file: out-of-range pages are problems, never reads. */
-    CHECK_EQ(mdbcore_snapshot_from_metas(&in, -1), 0);
+    EXPECT_EQ(mdbcore_snapshot_from_metas(&in, -1), 0);
     in.map_len = 3 * 4096;
-    CHECK_EQ(mdbcore_check_snapshot(&in, &r), MDB_CORRUPTED);
-    CHECK(count_code(&r, MDBCORE_P_BOUNDS, NULL) > 0);
+    EXPECT_EQ(mdbcore_check_snapshot(&in, &r), MDB_CORRUPTED);
+    EXPECT(count_code(&r, MDBCORE_P_BOUNDS, NULL) > 0);
     mdbcore_check_report_free(&r);
     /* An unusable snapshot. */
     in.map_len = m.len;
     in.psize = 100;
-    CHECK_EQ(mdbcore_check_snapshot(&in, &r), EINVAL);
+    EXPECT_EQ(mdbcore_check_snapshot(&in, &r), EINVAL);
     mdbcore_check_report_free(&r);
     unmap_env(&m);
     rm_tmp(dir);
@@ -168,29 +169,29 @@ static int print_to_buf(const char *msg, void *ctx)
 static void t_custom_comparators(void)
 {
     char *dir = mkdir_tmp();
-    CHECK_EQ(run("custom", dir, NULL), 0);
+    EXPECT_EQ(run("custom", dir, NULL), 0);
     mapped m = map_env(dir);
     mdbcore_snapshot in;
     memset(&in, 0, sizeof in);
     in.map = m.map;
     in.map_len = m.len;
     in.file_size = m.len;
-    CHECK_EQ(mdbcore_snapshot_from_metas(&in, -1), 0);
+    EXPECT_EQ(mdbcore_snapshot_from_metas(&in, -1), 0);
 
     /* Default comparators: both DBs look out of order. */
     mdbcore_check_report r;
     in.max_problems = 10;
-    CHECK_EQ(mdbcore_check_snapshot(&in, &r), MDB_CORRUPTED);
-    CHECK_EQ(r.nproblems, 10);
-    CHECK(r.problems_total > 10);
+    EXPECT_EQ(mdbcore_check_snapshot(&in, &r), MDB_CORRUPTED);
+    EXPECT_EQ(r.nproblems, 10);
+    EXPECT(r.problems_total > 10);
     mdbcore_check_report_free(&r);
     in.max_problems = 100000;
-    CHECK_EQ(mdbcore_check_snapshot(&in, &r), MDB_CORRUPTED);
-    CHECK_EQ(r.nproblems, r.problems_total);
-    CHECK(count_code(&r, MDBCORE_P_ORDER, "desc") > 0);
-    CHECK(count_code(&r, MDBCORE_P_ORDER, "ddesc") > 0 ||
+    EXPECT_EQ(mdbcore_check_snapshot(&in, &r), MDB_CORRUPTED);
+    EXPECT_EQ(r.nproblems, r.problems_total);
+    EXPECT(count_code(&r, MDBCORE_P_ORDER, "desc") > 0);
+    EXPECT(count_code(&r, MDBCORE_P_ORDER, "ddesc") > 0 ||
           count_code(&r, MDBCORE_P_ORDER, "ddesc/dup") > 0);
-    CHECK_EQ(count_code(&r, MDBCORE_P_LEAK, NULL), 0);
+    EXPECT_EQ(count_code(&r, MDBCORE_P_LEAK, NULL), 0);
     mdbcore_check_report_free(&r);
 
     /* With the comparators the DBs were written with: clean. */
@@ -200,25 +201,25 @@ static void t_custom_comparators(void)
     };
     in.cmps = cmps;
     in.ncmps = 2;
-    CHECK_EQ(mdbcore_check_snapshot(&in, &r), 0);
-    CHECK_EQ(r.problems_total, 0);
+    EXPECT_EQ(mdbcore_check_snapshot(&in, &r), 0);
+    EXPECT_EQ(r.problems_total, 0);
     const mdbcore_check_db *d = find_db(&r, "desc");
-    CHECK(d && d->entries == 2000);
+    EXPECT(d && d->entries == 2000);
     d = find_db(&r, "ddesc");
-    CHECK(d && d->entries == 2000);
-    CHECK(d && d->dup_subpages + d->dup_subdbs == 40);
+    EXPECT(d && d->entries == 2000);
+    EXPECT(d && d->dup_subpages + d->dup_subdbs == 40);
     static char text[65536];
     text[0] = 0;
-    CHECK_EQ(mdbcore_check_report_print(&r, print_to_buf, text), 0);
-    CHECK(strstr(text, "problems: 0\n") != NULL);
-    CHECK(strstr(text, "ddesc ") != NULL);
+    EXPECT_EQ(mdbcore_check_report_print(&r, print_to_buf, text), 0);
+    EXPECT(strstr(text, "problems: 0\n") != NULL);
+    EXPECT(strstr(text, "ddesc ") != NULL);
     mdbcore_check_report_free(&r);
 
     /* Skipping key checks also passes. */
     in.cmps = NULL;
     in.ncmps = 0;
     in.flags = MDBCORE_CHECK_NO_KEYS;
-    CHECK_EQ(mdbcore_check_snapshot(&in, &r), 0);
+    EXPECT_EQ(mdbcore_check_snapshot(&in, &r), 0);
     mdbcore_check_report_free(&r);
     unmap_env(&m);
     rm_tmp(dir);
@@ -233,9 +234,9 @@ static void t_not_lmdb(void)
     in.map = junk;
     in.map_len = sizeof junk;
     in.file_size = sizeof junk;
-    CHECK_EQ(mdbcore_snapshot_from_metas(&in, -1), MDB_INVALID);
-    CHECK_EQ(mdbcore_check_env(NULL, NULL), EINVAL);
-    CHECK_EQ(mdbcore_check_txn(NULL, NULL), EINVAL);
+    EXPECT_EQ(mdbcore_snapshot_from_metas(&in, -1), MDB_INVALID);
+    EXPECT_EQ(mdbcore_check_env(NULL, NULL), EINVAL);
+    EXPECT_EQ(mdbcore_check_txn(NULL, NULL), EINVAL);
 }
 
 int main(int argc, char **argv)
@@ -246,8 +247,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "test_check: helper %s not found\n", helper);
         return 2;
     }
-    UNIT_RUN(t_report_fields);
-    UNIT_RUN(t_custom_comparators);
-    UNIT_RUN(t_not_lmdb);
-    UNIT_DONE();
+    TEST_RUN(t_report_fields);
+    TEST_RUN(t_custom_comparators);
+    TEST_RUN(t_not_lmdb);
+    TEST_DONE();
 }

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -22,17 +23,7 @@
 
 #include "lmdb.h"
 #include "mdbcore.h"
-#include "unit.h"
-
-#define T(x)                                                                             \
-    do {                                                                                 \
-        int r_ = (x);                                                                    \
-        if (r_) {                                                                        \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, mdb_strerror(r_)); \
-            unit_failures++;                                                             \
-            return;                                                                      \
-        }                                                                                \
-    } while (0)
+#include "mdbtest.h"
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t rnd(void)
@@ -189,12 +180,12 @@ static void t_workload_checks_clean(void)
 {
     MDB_env *env;
     /* NOTLS: this thread holds a long read txn while mdbcore_check_env begins others. */
-    T(open_env_flags(&env, MDB_NOTLS));
-    CHECK(env_clean(env, "open"));
+    MUST(open_env_flags(&env, MDB_NOTLS));
+    EXPECT(env_clean(env, "open"));
     MDB_txn *reader = NULL;
     for (int round = 0; round < 8; round++) {
         int rc = round_txn(env, round);
-        CHECK_EQ(rc, 0);
+        EXPECT_EQ(rc, 0);
         if (rc) {
             fprintf(stderr, "round %d: %s\n", round, mdb_strerror(rc));
             break;
@@ -202,24 +193,24 @@ static void t_workload_checks_clean(void)
         char when[32];
         snprintf(when, sizeof when, "round %d", round);
         int ok = env_clean(env, when);
-        CHECK(ok);
+        EXPECT(ok);
         if (!ok)
             break;
         if (round == 2)
-            T(mdb_txn_begin(env, NULL, MDB_RDONLY, &reader));
+            MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &reader));
     }
     {
         /* A write txn: checkable before it writes, refused after. */
         MDB_txn *w;
         MDB_dbi a;
-        T(mdb_txn_begin(env, NULL, 0, &w));
+        MUST(mdb_txn_begin(env, NULL, 0, &w));
         mdbcore_check_report rep;
-        CHECK_EQ(mdbcore_check_txn(w, &rep), 0);
+        EXPECT_EQ(mdbcore_check_txn(w, &rep), 0);
         mdbcore_check_report_free(&rep);
-        T(mdb_dbi_open(w, "plain", 0, &a));
+        MUST(mdb_dbi_open(w, "plain", 0, &a));
         MDB_val k = {3, "zzz"}, v = {3, "val"};
-        T(mdb_put(w, a, &k, &v, 0));
-        CHECK_EQ(mdbcore_check_txn(w, &rep), MDB_BAD_TXN);
+        MUST(mdb_put(w, a, &k, &v, 0));
+        EXPECT_EQ(mdbcore_check_txn(w, &rep), MDB_BAD_TXN);
         mdbcore_check_report_free(&rep);
         mdb_txn_abort(w);
     }
@@ -227,17 +218,17 @@ static void t_workload_checks_clean(void)
         /* Five commits later, the reader's snapshot is still whole. */
         mdbcore_check_report rep;
         int rc = mdbcore_check_txn(reader, &rep);
-        CHECK_EQ(rc, 0);
+        EXPECT_EQ(rc, 0);
         if (rc)
             mdbcore_check_report_print(&rep, to_stderr, NULL);
-        CHECK_EQ(rep.txnid, mdb_txn_id(reader));
+        EXPECT_EQ(rep.txnid, mdb_txn_id(reader));
         mdbcore_check_report_free(&rep);
         mdb_txn_abort(reader);
     }
     mdb_env_close(env);
     char path[128];
     snprintf(path, sizeof path, "%s/data.mdb", dir);
-    CHECK_EQ(image_problems(path, NULL), 0);
+    EXPECT_EQ(image_problems(path, NULL), 0);
 }
 
 /* Big values rewritten with other sizes, round after round: overflow runs are freed and
@@ -245,24 +236,24 @@ static void t_workload_checks_clean(void)
 static void t_overflow_churn(void)
 {
     MDB_env *env;
-    T(open_env(&env));
+    MUST(open_env(&env));
     static char big[30000];
     for (int round = 0; round < 8; round++) {
         MDB_txn *t;
         MDB_dbi b;
-        T(mdb_txn_begin(env, NULL, 0, &t));
-        T(mdb_dbi_open(t, "big", MDB_CREATE | MDB_INTEGERKEY, &b));
+        MUST(mdb_txn_begin(env, NULL, 0, &t));
+        MUST(mdb_dbi_open(t, "big", MDB_CREATE | MDB_INTEGERKEY, &b));
         memset(big, 'A' + round, sizeof big);
         for (int i = 0; i < 40; i++) {
             uint64_t k = rnd() % 100;
             MDB_val K = {8, &k}, V = {1000 + rnd() % 29000, big};
-            T(mdb_put(t, b, &K, &V, 0));
+            MUST(mdb_put(t, b, &K, &V, 0));
         }
-        T(mdb_txn_commit(t));
+        MUST(mdb_txn_commit(t));
         char when[32];
         snprintf(when, sizeof when, "overflow round %d", round);
         int ok = env_clean(env, when);
-        CHECK(ok);
+        EXPECT(ok);
         if (!ok)
             break;
     }
@@ -274,17 +265,17 @@ static void t_overflow_churn(void)
 static void t_mixed_rounds(void)
 {
     MDB_env *env;
-    T(open_env(&env));
+    MUST(open_env(&env));
     unsigned seed = 1;
     static char bigv[30000];
     for (int round = 0; round < 6; round++) {
         MDB_txn *t;
         MDB_dbi a, b, c, d;
-        T(mdb_txn_begin(env, NULL, 0, &t));
-        T(mdb_dbi_open(t, "plain", MDB_CREATE, &a));
-        T(mdb_dbi_open(t, "dup", MDB_CREATE | (dupsort_ok ? MDB_DUPSORT : 0), &b));
-        T(mdb_dbi_open(t, "dfix", MDB_CREATE | (dupsort_ok ? MDB_DUPSORT | MDB_DUPFIXED | MDB_INTEGERDUP : 0), &c));
-        T(mdb_dbi_open(t, "big", MDB_CREATE | MDB_INTEGERKEY, &d));
+        MUST(mdb_txn_begin(env, NULL, 0, &t));
+        MUST(mdb_dbi_open(t, "plain", MDB_CREATE, &a));
+        MUST(mdb_dbi_open(t, "dup", MDB_CREATE | (dupsort_ok ? MDB_DUPSORT : 0), &b));
+        MUST(mdb_dbi_open(t, "dfix", MDB_CREATE | (dupsort_ok ? MDB_DUPSORT | MDB_DUPFIXED | MDB_INTEGERDUP : 0), &c));
+        MUST(mdb_dbi_open(t, "big", MDB_CREATE | MDB_INTEGERKEY, &d));
         memset(bigv, round, sizeof bigv);
         for (int i = 0; i < 2000; i++) {
             char k[32], v[64];
@@ -292,31 +283,31 @@ static void t_mixed_rounds(void)
             snprintf(k, sizeof k, "k%06llu", x);
             snprintf(v, sizeof v, "v%d-%d", round, i);
             MDB_val K = {strlen(k), k}, V = {strlen(v), v};
-            T(mdb_put(t, a, &K, &V, 0));
+            MUST(mdb_put(t, a, &K, &V, 0));
             snprintf(k, sizeof k, "g%03llu", x % 50);
             MDB_val K2 = {strlen(k), k};
-            T(mdb_put(t, b, &K2, &V, 0));
+            MUST(mdb_put(t, b, &K2, &V, 0));
             unsigned long long dv = (unsigned long long)rand_r(&seed);
             MDB_val V3 = {8, &dv};
-            T(mdb_put(t, c, &K2, &V3, 0));
+            MUST(mdb_put(t, c, &K2, &V3, 0));
             if (i % 50 == 0) {
                 unsigned long long ik = (unsigned long long)(rand_r(&seed) % 100);
                 MDB_val K4 = {8, &ik}, V4 = {1000 + (size_t)(rand_r(&seed) % 29000), bigv};
-                T(mdb_put(t, d, &K4, &V4, 0));
+                MUST(mdb_put(t, d, &K4, &V4, 0));
             }
             if (i % 3 == 0) {
                 snprintf(k, sizeof k, "k%06d", rand_r(&seed) % 5000);
                 MDB_val K5 = {strlen(k), k};
                 int r = mdb_del(t, a, &K5, NULL);
                 if (r != MDB_NOTFOUND)
-                    T(r);
+                    MUST(r);
             }
         }
-        T(mdb_txn_commit(t));
+        MUST(mdb_txn_commit(t));
         char when[32];
         snprintf(when, sizeof when, "mixed round %d", round);
         int ok = env_clean(env, when);
-        CHECK(ok);
+        EXPECT(ok);
         if (!ok)
             break;
     }
@@ -327,24 +318,24 @@ static void t_mixed_rounds(void)
 static void t_failed_commit_keeps_snapshot(void)
 {
     MDB_env *env;
-    T(open_env(&env));
+    MUST(open_env(&env));
     for (unsigned long nth = 1; nth <= 3; nth++) {
-        CHECK_EQ(mdbcore_fault_fail_nth(MDBCORE_FAULT_WRITE, nth, EIO), 0);
+        EXPECT_EQ(mdbcore_fault_fail_nth(MDBCORE_FAULT_WRITE, nth, EIO), 0);
         int rc = round_txn(env, 10 + (int)nth);
-        CHECK(rc != 0);
+        EXPECT(rc != 0);
         mdbcore_fault_reset();
-        CHECK(env_clean(env, "failed commit"));
+        EXPECT(env_clean(env, "failed commit"));
         /* and the env still works */
-        CHECK_EQ(round_txn(env, 20 + (int)nth), 0);
-        CHECK(env_clean(env, "commit after a failed one"));
+        EXPECT_EQ(round_txn(env, 20 + (int)nth), 0);
+        EXPECT(env_clean(env, "commit after a failed one"));
     }
     /* a failed fdatasync too */
-    CHECK_EQ(mdbcore_fault_fail_nth(MDBCORE_FAULT_FDATASYNC, 1, EIO), 0);
+    EXPECT_EQ(mdbcore_fault_fail_nth(MDBCORE_FAULT_FDATASYNC, 1, EIO), 0);
     int rc = round_txn(env, 30);
     mdbcore_fault_reset();
     if (rc == 0)
         printf("  (note: commit succeeded although fdatasync failed)\n");
-    CHECK(env_clean(env, "failed sync"));
+    EXPECT(env_clean(env, "failed sync"));
     mdb_env_close(env);
 }
 
@@ -368,29 +359,29 @@ static int copy_file(const char *from, const char *to)
 static void t_crash_images(void)
 {
     MDB_env *env;
-    T(open_env(&env));
-    T(round_txn(env, 0));
-    T(round_txn(env, 1));
+    MUST(open_env(&env));
+    MUST(round_txn(env, 0));
+    MUST(round_txn(env, 1));
     char data[128], base[128], img[128];
     snprintf(data, sizeof data, "%s/data.mdb", dir);
     snprintf(base, sizeof base, "%s/base.img", dir);
     snprintf(img, sizeof img, "%s/crash.img", dir);
-    CHECK_EQ(copy_file(data, base), 0);
+    EXPECT_EQ(copy_file(data, base), 0);
     uint64_t dev, ino;
-    CHECK_EQ(mdbcore_fault_file_id(data, &dev, &ino), 0);
+    EXPECT_EQ(mdbcore_fault_file_id(data, &dev, &ino), 0);
     mdbcore_fault_record_start();
     int rc = round_txn(env, 2);
     mdbcore_fault_record_stop();
-    CHECK_EQ(rc, 0);
+    EXPECT_EQ(rc, 0);
     size_t n = mdbcore_fault_log_count();
-    CHECK(n >= 2);
+    EXPECT(n >= 2);
     int saw_new = 0, saw_old = 0, bad = 0;
     for (size_t upto = 0; upto <= n; upto++) {
         for (int mode = MDBCORE_CRASH_DROP_UNSYNCED; mode <= MDBCORE_CRASH_TORN; mode++) {
             for (uint64_t seed = 1; seed <= (mode >= MDBCORE_CRASH_SUBSET ? 3u : 1u); seed++) {
-                CHECK_EQ(copy_file(base, img), 0);
+                EXPECT_EQ(copy_file(base, img), 0);
                 int fd = open(img, O_RDWR);
-                CHECK_EQ(mdbcore_fault_crash_image(fd, dev, ino, upto, mode, seed, 4096, NULL,
+                EXPECT_EQ(mdbcore_fault_crash_image(fd, dev, ino, upto, mode, seed, 4096, NULL,
                                                    NULL), 0);
                 close(fd);
                 txnid_t t = 0;
@@ -407,9 +398,9 @@ static void t_crash_images(void)
             }
         }
     }
-    CHECK_EQ(bad, 0);
-    CHECK(saw_old);
-    CHECK(saw_new);
+    EXPECT_EQ(bad, 0);
+    EXPECT(saw_old);
+    EXPECT(saw_new);
     mdbcore_fault_reset();
     mdb_env_close(env);
 }
@@ -446,29 +437,29 @@ static void t_killed_writer(void)
             _exit(4); /* not reached */
         }
         char b;
-        CHECK_EQ(read(ready[0], &b, 1), 1);
+        EXPECT_EQ(read(ready[0], &b, 1), 1);
         MDB_env *env;
-        T(open_env(&env));
-        CHECK_EQ(write(go[1], "g", 1), 1);
+        MUST(open_env(&env));
+        EXPECT_EQ(write(go[1], "g", 1), 1);
         int st = 0;
         waitpid(p, &st, 0);
-        CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+        EXPECT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
         close(go[0]);
         close(go[1]);
         close(ready[0]);
         close(ready[1]);
         char when[96];
         snprintf(when, sizeof when, "writer killed %s", points[k].what);
-        CHECK(env_clean(env, when));
+        EXPECT(env_clean(env, when));
         int rc = round_txn(env, 3);
-        CHECK_EQ(rc, 0);
+        EXPECT_EQ(rc, 0);
         if (rc)
             fprintf(stderr, "%s: next commit: %s\n", when, mdb_strerror(rc));
-        CHECK(env_clean(env, "commit after a killed writer"));
+        EXPECT(env_clean(env, "commit after a killed writer"));
         MDB_envinfo info;
-        T(mdb_env_info(env, &info));
+        MUST(mdb_env_info(env, &info));
         /* 2 commits of the child (+1 if its meta landed) + ours */
-        CHECK_EQ(info.me_last_txnid, 3 + (points[k].kind == MDBCORE_FAULT_PWRITE));
+        EXPECT_EQ(info.me_last_txnid, 3 + (points[k].kind == MDBCORE_FAULT_PWRITE));
         mdb_env_close(env);
     }
 }
@@ -489,17 +480,17 @@ static void fresh_dir(void)
 int main(void)
 {
     fresh_dir();
-    UNIT_RUN(t_workload_checks_clean);
+    TEST_RUN(t_workload_checks_clean);
     fresh_dir();
-    UNIT_RUN(t_overflow_churn);
+    TEST_RUN(t_overflow_churn);
     fresh_dir();
-    UNIT_RUN(t_mixed_rounds);
+    TEST_RUN(t_mixed_rounds);
     fresh_dir();
-    UNIT_RUN(t_failed_commit_keeps_snapshot);
+    TEST_RUN(t_failed_commit_keeps_snapshot);
     fresh_dir();
-    UNIT_RUN(t_crash_images);
-    UNIT_RUN(t_killed_writer);
+    TEST_RUN(t_crash_images);
+    TEST_RUN(t_killed_writer);
     fresh_dir();
     rmdir(dir);
-    UNIT_DONE();
+    TEST_DONE();
 }

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -18,7 +19,7 @@
 #include "mdbcore.h"
 #include "os.h"
 #include "readers.h"
-#include "unit.h"
+#include "mdbtest.h"
 
 static const char *helper = "build/unit/lmdb_helper";
 
@@ -178,28 +179,28 @@ static void t_first_opener(void)
     lock_region *lr = NULL;
     unsigned mr = 126;
     int first = -1;
-    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
-    CHECK(lr != NULL);
+    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    EXPECT(lr != NULL);
     if (!lr)
         return;
-    CHECK_EQ(first, 1);
-    CHECK_EQ(mr, 126);
-    CHECK_EQ(lr->maxreaders, 126);
-    CHECK_EQ(lr->exclusive, 1);
+    EXPECT_EQ(first, 1);
+    EXPECT_EQ(mr, 126);
+    EXPECT_EQ(lr->maxreaders, 126);
+    EXPECT_EQ(lr->exclusive, 1);
     struct stat st;
-    CHECK_EQ(stat(lockpath(dir), &st), 0);
-    CHECK_EQ(st.st_size, 128 + 64 * 126);
+    EXPECT_EQ(stat(lockpath(dir), &st), 0);
+    EXPECT_EQ(st.st_size, 128 + 64 * 126);
     const uint8_t *b = (const uint8_t *)lr->head;
-    CHECK_EQ(lr->head->magic, 0xBEEFC0DE);
-    CHECK_EQ(lr->head->format, 0x00010001);
-    CHECK_EQ(b[8 + 16], 0x90);  /* rmutex kind: robust | process-shared */
-    CHECK_EQ(b[64 + 16], 0x90); /* wmutex kind */
-    CHECK_EQ(lr->head->txnid, 0);
-    CHECK_EQ(lr->head->numreaders, 0);
+    EXPECT_EQ(lr->head->magic, 0xBEEFC0DE);
+    EXPECT_EQ(lr->head->format, 0x00010001);
+    EXPECT_EQ(b[8 + 16], 0x90);  /* rmutex kind: robust | process-shared */
+    EXPECT_EQ(b[64 + 16], 0x90); /* wmutex kind */
+    EXPECT_EQ(lr->head->txnid, 0);
+    EXPECT_EQ(lr->head->numreaders, 0);
 
-    CHECK_EQ(lockfile_share(lr, 7), 0);
-    CHECK_EQ(lr->exclusive, 0);
-    CHECK_EQ(lr->head->txnid, 7);
+    EXPECT_EQ(lockfile_share(lr, 7), 0);
+    EXPECT_EQ(lr->exclusive, 0);
+    EXPECT_EQ(lr->head->txnid, 7);
 
     /* A second process joins: it adopts the table size and sees the txnid. */
     pid_t p = fork();
@@ -212,26 +213,26 @@ static void t_first_opener(void)
         lockfile_close(l2, getpid());
         _exit(ok ? 0 : 1);
     }
-    CHECK_EQ(reap(p), 0);
+    EXPECT_EQ(reap(p), 0);
 
     /* The writer and table mutexes work and report no dead owner. */
     int od = -1;
-    CHECK_EQ(lockfile_writer_lock(lr, &od), 0);
-    CHECK_EQ(od, 0);
+    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
+    EXPECT_EQ(od, 0);
     lockfile_writer_unlock(lr);
-    CHECK_EQ(lockfile_table_lock(lr, &od), 0);
-    CHECK_EQ(od, 0);
+    EXPECT_EQ(lockfile_table_lock(lr, &od), 0);
+    EXPECT_EQ(od, 0);
     lockfile_table_unlock(lr);
     lockfile_close(lr, getpid());
 
     /* Alone again: the next opener is first and re-initialises. */
     lr = NULL;
     mr = 50;
-    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
-    CHECK_EQ(first, 1);
-    CHECK_EQ(mr, 126); /* the file is never shrunk */
+    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    EXPECT_EQ(first, 1);
+    EXPECT_EQ(mr, 126); /* the file is never shrunk */
     if (lr) {
-        CHECK_EQ(lr->head->txnid, 0);
+        EXPECT_EQ(lr->head->txnid, 0);
         lockfile_close(lr, getpid());
     }
     rmdir_all(dir);
@@ -243,21 +244,21 @@ static void t_layout_matches_lmdb(void)
 {
     char *d1 = mkdir_tmp(), *d2 = mkdir_tmp();
     /* A fresh environment opened by LMDB without any txn: its mutexes are as initialised. */
-    CHECK_EQ(run_helper("list", d1, NULL, NULL, 0), 0);
+    EXPECT_EQ(run_helper("list", d1, NULL, NULL, 0), 0);
     lock_region *lr = NULL;
     unsigned mr = 126;
     int first;
-    CHECK_EQ(lockfile_open(&lr, lockpath(d2), 0644, 0, &mr, &first), 0);
-    CHECK_EQ(lockfile_share(lr, 0), 0);
+    EXPECT_EQ(lockfile_open(&lr, lockpath(d2), 0644, 0, &mr, &first), 0);
+    EXPECT_EQ(lockfile_share(lr, 0), 0);
     lockfile_close(lr, getpid());
     uint8_t a[8192], b[8192];
     int fa = open(lockpath(d1), O_RDONLY), fb = open(lockpath(d2), O_RDONLY);
-    CHECK_EQ(read(fa, a, sizeof a), 8192);
-    CHECK_EQ(read(fb, b, sizeof b), 8192);
+    EXPECT_EQ(read(fa, a, sizeof a), 8192);
+    EXPECT_EQ(read(fb, b, sizeof b), 8192);
     close(fa);
     close(fb);
-    CHECK(memcmp(a, b, 48) == 0);          /* magic, format, rmutex */
-    CHECK(memcmp(a + 64, b + 64, 64) == 0); /* wmutex and padding */
+    EXPECT(memcmp(a, b, 48) == 0);          /* magic, format, rmutex */
+    EXPECT(memcmp(a + 64, b + 64, 64) == 0); /* wmutex and padding */
     rmdir_all(d1);
     rmdir_all(d2);
     free(d1);
@@ -269,64 +270,64 @@ static void t_layout_matches_lmdb(void)
 static void t_join_lmdb_reader(void)
 {
     char *dir = mkdir_tmp();
-    CHECK_EQ(run_helper("put", dir, "5", NULL, 0), 0);
+    EXPECT_EQ(run_helper("put", dir, "5", NULL, 0), 0);
     child c = spawn_helper("reader", dir, NULL);
     char line[128];
     read_out(c.out, line, sizeof line, 1);
-    CHECK(strncmp(line, "ready 1", 7) == 0);
+    EXPECT(strncmp(line, "ready 1", 7) == 0);
 
     lock_region *lr = NULL;
     unsigned mr = 0;
     int first = -1;
-    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
     if (!lr)
         return;
-    CHECK_EQ(first, 0);
-    CHECK_EQ(mr, 126);
-    CHECK_EQ(lr->head->txnid, 1);
+    EXPECT_EQ(first, 0);
+    EXPECT_EQ(mr, 126);
+    EXPECT_EQ(lr->head->txnid, 1);
     reader_slot *s = find_slot(lr, c.pid);
-    CHECK(s != NULL);
+    EXPECT(s != NULL);
     if (s)
-        CHECK_EQ(s->txnid, 1);
-    CHECK_EQ(readers_oldest(lr, 100), 1);
+        EXPECT_EQ(s->txnid, 1);
+    EXPECT_EQ(readers_oldest(lr, 100), 1);
 
     /* Same list text as LMDB's own mdb_reader_list. */
     strbuf ours = {.n = 0};
     ours.s[0] = 0;
     readers_list(lr, collect, &ours);
     char theirs[8192];
-    CHECK_EQ(run_helper("list", dir, NULL, theirs, sizeof theirs), 0);
-    CHECK(strcmp(ours.s, theirs) == 0);
+    EXPECT_EQ(run_helper("list", dir, NULL, theirs, sizeof theirs), 0);
+    EXPECT(strcmp(ours.s, theirs) == 0);
     if (strcmp(ours.s, theirs))
         fprintf(stderr, "ours:\n%stheirs:\n%s", ours.s, theirs);
     char expect[64];
     snprintf(expect, sizeof expect, "%10d ", (int)c.pid);
-    CHECK(strstr(ours.s, "    pid     thread     txnid\n") == ours.s);
-    CHECK(strstr(ours.s, expect) != NULL);
+    EXPECT(strstr(ours.s, "    pid     thread     txnid\n") == ours.s);
+    EXPECT(strstr(ours.s, expect) != NULL);
 
     /* The reader does not block the writer mutex. */
     int od = -1;
-    CHECK_EQ(lockfile_writer_lock(lr, &od), 0);
-    CHECK_EQ(od, 0);
+    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
+    EXPECT_EQ(od, 0);
     lockfile_writer_unlock(lr);
 
     int dead = -1;
-    CHECK_EQ(readers_check(lr, getpid(), &dead), 0);
-    CHECK_EQ(dead, 0);
+    EXPECT_EQ(readers_check(lr, getpid(), &dead), 0);
+    EXPECT_EQ(dead, 0);
 
     kill(c.pid, SIGKILL);
     reap(c.pid);
     close(c.in);
     close(c.out);
-    CHECK(find_slot(lr, c.pid) != NULL); /* still there: nobody swept yet */
-    CHECK_EQ(readers_check(lr, getpid(), &dead), 0);
-    CHECK_EQ(dead, 1);
-    CHECK(find_slot(lr, c.pid) == NULL);
-    CHECK_EQ(readers_oldest(lr, 100), 100);
+    EXPECT(find_slot(lr, c.pid) != NULL); /* still there: nobody swept yet */
+    EXPECT_EQ(readers_check(lr, getpid(), &dead), 0);
+    EXPECT_EQ(dead, 1);
+    EXPECT(find_slot(lr, c.pid) == NULL);
+    EXPECT_EQ(readers_oldest(lr, 100), 100);
     /* LMDB agrees there is nothing left to sweep. */
     char out[128];
-    CHECK_EQ(run_helper("check", dir, NULL, out, sizeof out), 0);
-    CHECK(strcmp(out, "dead 0\n") == 0);
+    EXPECT_EQ(run_helper("check", dir, NULL, out, sizeof out), 0);
+    EXPECT(strcmp(out, "dead 0\n") == 0);
     lockfile_close(lr, getpid());
     rmdir_all(dir);
     free(dir);
@@ -340,85 +341,85 @@ static void t_lmdb_joins_ours(void)
     lock_region *lr = NULL;
     unsigned mr = 126;
     int first = -1;
-    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
     if (!lr)
         return;
-    CHECK_EQ(first, 1);
-    CHECK_EQ(lockfile_share(lr, 0), 0);
+    EXPECT_EQ(first, 1);
+    EXPECT_EQ(lockfile_share(lr, 0), 0);
 
-    CHECK_EQ(run_helper("put", dir, "3", NULL, 0), 0);
-    CHECK_EQ(lr->head->txnid, 1); /* LMDB published its commit in our table */
+    EXPECT_EQ(run_helper("put", dir, "3", NULL, 0), 0);
+    EXPECT_EQ(lr->head->txnid, 1); /* LMDB published its commit in our table */
 
-    CHECK_EQ(readers_pidlock(lr, getpid()), 0);
+    EXPECT_EQ(readers_pidlock(lr, getpid()), 0);
     reader_slot *s = NULL;
-    CHECK_EQ(readers_acquire(lr, getpid(), pthread_self(), &s), 0);
-    CHECK(s != NULL);
+    EXPECT_EQ(readers_acquire(lr, getpid(), pthread_self(), &s), 0);
+    EXPECT(s != NULL);
     if (!s)
         return;
-    CHECK_EQ(s->txnid, (txnid_t)-1);
-    CHECK_EQ(s->pid, getpid());
+    EXPECT_EQ(s->txnid, (txnid_t)-1);
+    EXPECT_EQ(s->pid, getpid());
 
     /* Idle slot: '-' in both lists. */
     strbuf ours = {.n = 0};
     ours.s[0] = 0;
     readers_list(lr, collect, &ours);
     char theirs[8192];
-    CHECK_EQ(run_helper("list", dir, NULL, theirs, sizeof theirs), 0);
-    CHECK(strcmp(ours.s, theirs) == 0);
+    EXPECT_EQ(run_helper("list", dir, NULL, theirs, sizeof theirs), 0);
+    EXPECT(strcmp(ours.s, theirs) == 0);
     char expect[96];
     snprintf(expect, sizeof expect, "    pid     thread     txnid\n%10d %zx -\n", (int)getpid(),
              (size_t)pthread_self());
-    CHECK(strcmp(ours.s, expect) == 0);
+    EXPECT(strcmp(ours.s, expect) == 0);
 
     s->txnid = 1;
     ours.n = 0;
     ours.s[0] = 0;
     readers_list(lr, collect, &ours);
-    CHECK_EQ(run_helper("list", dir, NULL, theirs, sizeof theirs), 0);
-    CHECK(strcmp(ours.s, theirs) == 0);
+    EXPECT_EQ(run_helper("list", dir, NULL, theirs, sizeof theirs), 0);
+    EXPECT(strcmp(ours.s, theirs) == 0);
     if (strcmp(ours.s, theirs))
         fprintf(stderr, "ours:\n%stheirs:\n%s", ours.s, theirs);
 
     /* LMDB's reader check sees our pid lock and leaves our slot alone. */
     char out[128];
-    CHECK_EQ(run_helper("check", dir, NULL, out, sizeof out), 0);
-    CHECK(strcmp(out, "dead 0\n") == 0);
-    CHECK(find_slot(lr, getpid()) == s);
+    EXPECT_EQ(run_helper("check", dir, NULL, out, sizeof out), 0);
+    EXPECT(strcmp(out, "dead 0\n") == 0);
+    EXPECT(find_slot(lr, getpid()) == s);
     readers_release(s);
-    CHECK(find_slot(lr, getpid()) == NULL);
+    EXPECT(find_slot(lr, getpid()) == NULL);
 
     /* An LMDB writer dies holding the writer mutex. */
     child w = spawn_helper("writer", dir, NULL);
     char line[64];
     read_out(w.out, line, sizeof line, 1);
-    CHECK(strncmp(line, "ready 2", 7) == 0);
+    EXPECT(strncmp(line, "ready 2", 7) == 0);
     kill(w.pid, SIGKILL);
     reap(w.pid);
     close(w.in);
     close(w.out);
     int od = -1;
-    CHECK_EQ(lockfile_writer_lock(lr, &od), 0);
-    CHECK_EQ(od, 1);
+    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
+    EXPECT_EQ(od, 1);
     lockfile_writer_unlock(lr);
-    CHECK_EQ(lockfile_writer_lock(lr, &od), 0);
-    CHECK_EQ(od, 0);
+    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
+    EXPECT_EQ(od, 0);
     lockfile_writer_unlock(lr);
     /* And LMDB can write again afterwards. */
-    CHECK_EQ(run_helper("put", dir, "4", NULL, 0), 0);
-    CHECK_EQ(lr->head->txnid, 2);
+    EXPECT_EQ(run_helper("put", dir, "4", NULL, 0), 0);
+    EXPECT_EQ(lr->head->txnid, 2);
 
     /* While we hold the writer mutex, an LMDB writer waits for it. */
-    CHECK_EQ(lockfile_writer_lock(lr, &od), 0);
+    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
     child p = spawn_helper("put", dir, "5");
     close(p.in);
     usleep(300 * 1000);
     int st = 0;
-    CHECK_EQ(waitpid(p.pid, &st, WNOHANG), 0); /* still blocked */
-    CHECK_EQ(lr->head->txnid, 2);
+    EXPECT_EQ(waitpid(p.pid, &st, WNOHANG), 0); /* still blocked */
+    EXPECT_EQ(lr->head->txnid, 2);
     lockfile_writer_unlock(lr);
-    CHECK_EQ(reap(p.pid), 0);
+    EXPECT_EQ(reap(p.pid), 0);
     close(p.out);
-    CHECK_EQ(lr->head->txnid, 3);
+    EXPECT_EQ(lr->head->txnid, 3);
 
     lockfile_close(lr, getpid());
     rmdir_all(dir);
@@ -479,56 +480,56 @@ static void t_dead_processes_ours(void)
     lock_region *lr = NULL;
     unsigned mr = 126;
     int first;
-    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
     if (!lr)
         return;
-    CHECK_EQ(lockfile_share(lr, 3), 0);
-    CHECK_EQ(readers_pidlock(lr, getpid()), 0);
+    EXPECT_EQ(lockfile_share(lr, 3), 0);
+    EXPECT_EQ(readers_pidlock(lr, getpid()), 0);
 
     child r = fork_ours(child_reader, dir);
     char line[32];
     read_out(r.out, line, sizeof line, 1);
-    CHECK(strcmp(line, "ready\n") == 0);
-    CHECK(find_slot(lr, r.pid) != NULL);
-    CHECK_EQ(readers_oldest(lr, 50), 3);
+    EXPECT(strcmp(line, "ready\n") == 0);
+    EXPECT(find_slot(lr, r.pid) != NULL);
+    EXPECT_EQ(readers_oldest(lr, 50), 3);
     int dead = -1;
-    CHECK_EQ(readers_check(lr, getpid(), &dead), 0);
-    CHECK_EQ(dead, 0);
+    EXPECT_EQ(readers_check(lr, getpid(), &dead), 0);
+    EXPECT_EQ(dead, 0);
     kill(r.pid, SIGKILL);
     reap(r.pid);
     close(r.in);
     close(r.out);
-    CHECK_EQ(readers_check(lr, getpid(), &dead), 0);
-    CHECK_EQ(dead, 1);
-    CHECK(find_slot(lr, r.pid) == NULL);
+    EXPECT_EQ(readers_check(lr, getpid(), &dead), 0);
+    EXPECT_EQ(dead, 1);
+    EXPECT(find_slot(lr, r.pid) == NULL);
 
     child w = fork_ours(child_writer, dir);
     read_out(w.out, line, sizeof line, 1);
-    CHECK(strcmp(line, "ready\n") == 0);
+    EXPECT(strcmp(line, "ready\n") == 0);
     kill(w.pid, SIGKILL);
     reap(w.pid);
     close(w.in);
     close(w.out);
     int od = -1;
-    CHECK_EQ(lockfile_writer_lock(lr, &od), 0);
-    CHECK_EQ(od, 1);
+    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
+    EXPECT_EQ(od, 1);
     lockfile_writer_unlock(lr);
 
     /* A process dies holding the table mutex: the next claimer recovers it and sweeps. */
     child t = fork_ours(child_table_holder, dir);
     read_out(t.out, line, sizeof line, 1);
-    CHECK(strcmp(line, "ready\n") == 0);
-    CHECK(find_slot(lr, t.pid) != NULL);
+    EXPECT(strcmp(line, "ready\n") == 0);
+    EXPECT(find_slot(lr, t.pid) != NULL);
     kill(t.pid, SIGKILL);
     reap(t.pid);
     close(t.in);
     close(t.out);
     reader_slot *s = NULL;
-    CHECK_EQ(readers_acquire(lr, getpid(), pthread_self(), &s), 0);
-    CHECK(find_slot(lr, t.pid) == NULL);
+    EXPECT_EQ(readers_acquire(lr, getpid(), pthread_self(), &s), 0);
+    EXPECT(find_slot(lr, t.pid) == NULL);
     readers_release(s);
-    CHECK_EQ(lockfile_table_lock(lr, &od), 0);
-    CHECK_EQ(od, 0);
+    EXPECT_EQ(lockfile_table_lock(lr, &od), 0);
+    EXPECT_EQ(od, 0);
     lockfile_table_unlock(lr);
 
     lockfile_close(lr, getpid());
@@ -542,27 +543,27 @@ static void t_readers_full(void)
     lock_region *lr = NULL;
     unsigned mr = 2;
     int first;
-    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
     if (!lr)
         return;
-    CHECK_EQ(mr, 2);
+    EXPECT_EQ(mr, 2);
     struct stat st;
     stat(lockpath(dir), &st);
-    CHECK_EQ(st.st_size, 128 + 2 * 64);
+    EXPECT_EQ(st.st_size, 128 + 2 * 64);
     reader_slot *a, *b, *c;
-    CHECK_EQ(readers_acquire(lr, getpid(), 1, &a), 0);
-    CHECK_EQ(readers_acquire(lr, getpid(), 2, &b), 0);
-    CHECK(a != b);
-    CHECK_EQ(readers_acquire(lr, getpid(), 3, &c), MDB_READERS_FULL);
-    CHECK_EQ(lr->head->numreaders, 2);
+    EXPECT_EQ(readers_acquire(lr, getpid(), 1, &a), 0);
+    EXPECT_EQ(readers_acquire(lr, getpid(), 2, &b), 0);
+    EXPECT(a != b);
+    EXPECT_EQ(readers_acquire(lr, getpid(), 3, &c), MDB_READERS_FULL);
+    EXPECT_EQ(lr->head->numreaders, 2);
     a->txnid = 5;
     b->txnid = 4;
-    CHECK_EQ(readers_oldest(lr, 10), 4);
+    EXPECT_EQ(readers_oldest(lr, 10), 4);
     readers_release(b);
-    CHECK_EQ(readers_oldest(lr, 10), 5);
-    CHECK_EQ(readers_acquire(lr, getpid(), 3, &c), 0);
-    CHECK(c == b);
-    CHECK_EQ(lr->head->numreaders, 2);
+    EXPECT_EQ(readers_oldest(lr, 10), 5);
+    EXPECT_EQ(readers_acquire(lr, getpid(), 3, &c), 0);
+    EXPECT(c == b);
+    EXPECT_EQ(lr->head->numreaders, 2);
     /* Closing clears every slot of this pid. */
     lockfile_close(lr, getpid());
     mr = 2;
@@ -574,7 +575,7 @@ static void t_readers_full(void)
         int rc = lockfile_open(&l2, lockpath(dir), 0644, 0, &m2, &f2);
         _exit(rc == 0 && f2 == 1 && l2->slots[0].pid == 0 && l2->slots[1].pid == 0 ? 0 : 1);
     }
-    CHECK_EQ(reap(p), 0);
+    EXPECT_EQ(reap(p), 0);
     rmdir_all(dir);
     free(dir);
 }
@@ -600,18 +601,18 @@ static void t_bad_magic_or_format(void)
     child c = fork_ours(child_spoiler, dir);
     char line[32];
     read_out(c.out, line, sizeof line, 1);
-    CHECK(strcmp(line, "format\n") == 0);
+    EXPECT(strcmp(line, "format\n") == 0);
     lock_region *lr = NULL;
     unsigned mr = 0;
     int first;
-    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), MDB_VERSION_MISMATCH);
-    CHECK(lr == NULL);
+    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), MDB_VERSION_MISMATCH);
+    EXPECT(lr == NULL);
     /* Now spoil the magic directly in the file (the child still holds its shared lock). */
     int fd = open(lockpath(dir), O_RDWR);
     uint32_t bad[2] = {0x12345678, 0x00010001};
-    CHECK_EQ(pwrite(fd, bad, 8, 0), 8);
+    EXPECT_EQ(pwrite(fd, bad, 8, 0), 8);
     close(fd);
-    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), MDB_INVALID);
+    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), MDB_INVALID);
     close(c.in);
     reap(c.pid);
     close(c.out);
@@ -629,13 +630,13 @@ static void t_concurrency(void)
     lock_region *lr = NULL;
     unsigned mr = 126;
     int first;
-    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
     if (!lr)
         return;
-    CHECK_EQ(lockfile_share(lr, 1), 0);
+    EXPECT_EQ(lockfile_share(lr, 1), 0);
     volatile long *counter = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
                                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    CHECK(counter != MAP_FAILED);
+    EXPECT(counter != MAP_FAILED);
     *counter = 0;
     pid_t kids[PROCS];
     for (int k = 0; k < PROCS; k++) {
@@ -671,10 +672,10 @@ static void t_concurrency(void)
         }
     }
     for (int k = 0; k < PROCS; k++)
-        CHECK_EQ(reap(kids[k]), 0);
-    CHECK_EQ(*counter, PROCS * (ITERS / 10));
-    CHECK(lr->head->numreaders <= PROCS);
-    CHECK_EQ(readers_oldest(lr, 99999), 99999);
+        EXPECT_EQ(reap(kids[k]), 0);
+    EXPECT_EQ(*counter, PROCS * (ITERS / 10));
+    EXPECT(lr->head->numreaders <= PROCS);
+    EXPECT_EQ(readers_oldest(lr, 99999), 99999);
     munmap((void *)counter, 4096);
     lockfile_close(lr, getpid());
     rmdir_all(dir);
@@ -689,27 +690,27 @@ static void t_erofs(void)
     lock_region *lr = (lock_region *)1;
     unsigned mr = 126;
     int first = -1;
-    CHECK_EQ(mdbcore_fault_fail_nth(MDBCORE_FAULT_OPEN, 1, EROFS), 0);
-    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 1, &mr, &first), 0);
-    CHECK(lr == NULL);
-    CHECK_EQ(first, 0);
-    CHECK_EQ(mdbcore_fault_fail_nth(MDBCORE_FAULT_OPEN, 1, EROFS), 0);
-    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), EROFS);
-    CHECK_EQ(mdbcore_fault_fail_nth(MDBCORE_FAULT_OPEN, 1, EACCES), 0);
-    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 1, &mr, &first), EACCES);
+    EXPECT_EQ(mdbcore_fault_fail_nth(MDBCORE_FAULT_OPEN, 1, EROFS), 0);
+    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 1, &mr, &first), 0);
+    EXPECT(lr == NULL);
+    EXPECT_EQ(first, 0);
+    EXPECT_EQ(mdbcore_fault_fail_nth(MDBCORE_FAULT_OPEN, 1, EROFS), 0);
+    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), EROFS);
+    EXPECT_EQ(mdbcore_fault_fail_nth(MDBCORE_FAULT_OPEN, 1, EACCES), 0);
+    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 1, &mr, &first), EACCES);
     /* a failing map of the lock file is reported and leaves nothing behind */
-    CHECK_EQ(mdbcore_fault_fail_nth(MDBCORE_FAULT_MMAP, 1, ENOMEM), 0);
-    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), ENOMEM);
+    EXPECT_EQ(mdbcore_fault_fail_nth(MDBCORE_FAULT_MMAP, 1, ENOMEM), 0);
+    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), ENOMEM);
     mdbcore_fault_reset();
-    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
-    CHECK_EQ(first, 1); /* the failed attempt kept no lock */
+    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    EXPECT_EQ(first, 1); /* the failed attempt kept no lock */
     lockfile_close(lr, getpid());
     /* without a lock region the reader functions are harmless */
-    CHECK_EQ(readers_pidlock(NULL, getpid()), 0);
-    CHECK_EQ(readers_oldest(NULL, 42), 42);
+    EXPECT_EQ(readers_pidlock(NULL, getpid()), 0);
+    EXPECT_EQ(readers_oldest(NULL, 42), 42);
     int dead = -1;
-    CHECK_EQ(readers_check(NULL, getpid(), &dead), 0);
-    CHECK_EQ(dead, 0);
+    EXPECT_EQ(readers_check(NULL, getpid(), &dead), 0);
+    EXPECT_EQ(dead, 0);
     rmdir_all(dir);
     free(dir);
 }
@@ -719,25 +720,25 @@ static void t_list_text(void)
     strbuf b = {.n = 0};
     b.s[0] = 0;
     readers_list(NULL, collect, &b);
-    CHECK(strcmp(b.s, "(no reader locks)\n") == 0);
+    EXPECT(strcmp(b.s, "(no reader locks)\n") == 0);
     char *dir = mkdir_tmp();
     lock_region *lr = NULL;
     unsigned mr = 4;
     int first;
-    CHECK_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
     if (!lr)
         return;
     b.n = 0;
     b.s[0] = 0;
     readers_list(lr, collect, &b);
-    CHECK(strcmp(b.s, "(no active readers)\n") == 0);
+    EXPECT(strcmp(b.s, "(no active readers)\n") == 0);
     reader_slot *s;
-    CHECK_EQ(readers_acquire(lr, 4242, (pthread_t)0xabc, &s), 0);
+    EXPECT_EQ(readers_acquire(lr, 4242, (pthread_t)0xabc, &s), 0);
     s->txnid = 17;
     b.n = 0;
     b.s[0] = 0;
     readers_list(lr, collect, &b);
-    CHECK(strcmp(b.s, "    pid     thread     txnid\n      4242 abc 17\n") == 0);
+    EXPECT(strcmp(b.s, "    pid     thread     txnid\n      4242 abc 17\n") == 0);
     lockfile_close(lr, 4242);
     rmdir_all(dir);
     free(dir);
@@ -752,15 +753,15 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    UNIT_RUN(t_first_opener);
-    UNIT_RUN(t_layout_matches_lmdb);
-    UNIT_RUN(t_join_lmdb_reader);
-    UNIT_RUN(t_lmdb_joins_ours);
-    UNIT_RUN(t_dead_processes_ours);
-    UNIT_RUN(t_readers_full);
-    UNIT_RUN(t_bad_magic_or_format);
-    UNIT_RUN(t_concurrency);
-    UNIT_RUN(t_erofs);
-    UNIT_RUN(t_list_text);
-    UNIT_DONE();
+    TEST_RUN(t_first_opener);
+    TEST_RUN(t_layout_matches_lmdb);
+    TEST_RUN(t_join_lmdb_reader);
+    TEST_RUN(t_lmdb_joins_ours);
+    TEST_RUN(t_dead_processes_ours);
+    TEST_RUN(t_readers_full);
+    TEST_RUN(t_bad_magic_or_format);
+    TEST_RUN(t_concurrency);
+    TEST_RUN(t_erofs);
+    TEST_RUN(t_list_text);
+    TEST_DONE();
 }

@@ -1,0 +1,166 @@
+/*
+ * mdbtest.h -- the assertion macros of every C test under tests/c (one header for all).
+ *
+ * Two families.  Fatal ones end the program at the first failure (exit status
+ * MDBTEST_FATAL_EXIT, 1 unless the test defines it before including this header); use
+ * them where nothing after the failure would mean anything:
+ *   CHECK(call)             the call must return 0 (MDB_SUCCESS); else its mdb_strerror
+ *   CHECK_RC(call, rc)      the call must return exactly rc
+ *   REQUIRE(cond)           cond must hold
+ *   FAIL(fmt, ...)          an unconditional failure with a printf-style message
+ * Counted ones print the failure, count it and go on, so that one run reports every
+ * broken check; the program ends with TEST_DONE() (or returns TEST_STATUS()):
+ *   EXPECT(cond)            cond must hold
+ *   EXPECT_EQ(a, b)         two integers must be equal (both printed on failure)
+ *   EXPECT_MSG(cond, fmt, ...)  cond must hold; the message says what was seen
+ *   EXPECT_RC(call, rc)     the call must return exactly rc
+ *   EXPECT_OK(call)         the call must return 0
+ *   MUST(call)              the call must return 0, else the failure is counted and the
+ *                           current (void) function returns: the steps after it depend on it
+ *   TEST_RUN(fn)            run a void test function; prints its name with ok or FAILED
+ *   TEST_DONE()             print "N checks, M failed" and return the exit status from main
+ * And one helper:
+ *   PATHF(buf, fmt, ...)    snprintf into a char array; a truncated result stops the program
+ *
+ * Every failure names its file and line (counted ones also the function).  Failures go
+ * to stderr, which is unbuffered, so a forked child never repeats its parent's.
+ * The macros that print an error code call mdb_strerror: the test includes the lmdb.h it
+ * is built against (ours with -Isrc/mdbcore, Debian's for the harness programs).
+ */
+#ifndef MDBTEST_H
+#define MDBTEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifndef MDBTEST_FATAL_EXIT
+#define MDBTEST_FATAL_EXIT 1
+#endif
+
+/* ---- fatal ---- */
+
+#define CHECK(call)                                                                        \
+    do {                                                                                   \
+        int rc_ = (call);                                                                  \
+        if (rc_) {                                                                         \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                  \
+                    mdb_strerror(rc_));                                                    \
+            exit(MDBTEST_FATAL_EXIT);                                                      \
+        }                                                                                  \
+    } while (0)
+
+#define CHECK_RC(call, want)                                                               \
+    do {                                                                                   \
+        int rc_ = (call);                                                                  \
+        if (rc_ != (want)) {                                                               \
+            fprintf(stderr, "%s:%d: %s: got %d (%s), want %s\n", __FILE__, __LINE__,       \
+                    #call, rc_, mdb_strerror(rc_), #want);                                 \
+            exit(MDBTEST_FATAL_EXIT);                                                      \
+        }                                                                                  \
+    } while (0)
+
+#define REQUIRE(cond)                                                                      \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);            \
+            exit(MDBTEST_FATAL_EXIT);                                                      \
+        }                                                                                  \
+    } while (0)
+
+#define FAIL(...)                                                                          \
+    do {                                                                                   \
+        fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                    \
+        fprintf(stderr, __VA_ARGS__);                                                      \
+        fprintf(stderr, "\n");                                                             \
+        exit(MDBTEST_FATAL_EXIT);                                                          \
+    } while (0)
+
+/* ---- counted ---- */
+
+__attribute__((unused)) static int mdbtest_checks, mdbtest_failures;
+
+/* The start of a counted failure's line: "FAIL file:line in function: " */
+#define MDBTEST_FAILED_()                                                                  \
+    (mdbtest_failures++, fprintf(stderr, "FAIL %s:%d in %s: ", __FILE__, __LINE__, __func__))
+
+#define EXPECT(cond)                                                                       \
+    do {                                                                                   \
+        mdbtest_checks++;                                                                  \
+        if (!(cond)) {                                                                     \
+            MDBTEST_FAILED_();                                                             \
+            fprintf(stderr, "%s\n", #cond);                                                \
+        }                                                                                  \
+    } while (0)
+
+#define EXPECT_EQ(a, b)                                                                    \
+    do {                                                                                   \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                \
+        mdbtest_checks++;                                                                  \
+        if (a_ != b_) {                                                                    \
+            MDBTEST_FAILED_();                                                             \
+            fprintf(stderr, "%s == %lld, %s == %lld\n", #a, a_, #b, b_);                   \
+        }                                                                                  \
+    } while (0)
+
+#define EXPECT_MSG(cond, ...)                                                              \
+    do {                                                                                   \
+        mdbtest_checks++;                                                                  \
+        if (!(cond)) {                                                                     \
+            MDBTEST_FAILED_();                                                             \
+            fprintf(stderr, "%s: ", #cond);                                                \
+            fprintf(stderr, __VA_ARGS__);                                                  \
+            fprintf(stderr, "\n");                                                         \
+        }                                                                                  \
+    } while (0)
+
+#define EXPECT_RC(call, want)                                                              \
+    do {                                                                                   \
+        int rc_ = (call);                                                                  \
+        mdbtest_checks++;                                                                  \
+        if (rc_ != (want)) {                                                               \
+            MDBTEST_FAILED_();                                                             \
+            fprintf(stderr, "%s returned %d (%s), want %d\n", #call, rc_,                  \
+                    mdb_strerror(rc_), (want));                                            \
+        }                                                                                  \
+    } while (0)
+
+#define EXPECT_OK(call) EXPECT_RC(call, 0)
+
+#define MUST(call)                                                                         \
+    do {                                                                                   \
+        int rc_ = (call);                                                                  \
+        mdbtest_checks++;                                                                  \
+        if (rc_ != 0) {                                                                    \
+            MDBTEST_FAILED_();                                                             \
+            fprintf(stderr, "%s: %s (stopped)\n", #call, mdb_strerror(rc_));               \
+            return;                                                                        \
+        }                                                                                  \
+    } while (0)
+
+#define TEST_RUN(fn)                                                                       \
+    do {                                                                                   \
+        int before_ = mdbtest_failures;                                                    \
+        fn();                                                                              \
+        printf("%-44s %s\n", #fn, mdbtest_failures == before_ ? "ok" : "FAILED");          \
+        fflush(stdout);                                                                    \
+    } while (0)
+
+#define TEST_STATUS() (mdbtest_failures ? 1 : 0)
+
+#define TEST_DONE()                                                                        \
+    do {                                                                                   \
+        printf("%d checks, %d failed\n", mdbtest_checks, mdbtest_failures);                \
+        return TEST_STATUS();                                                              \
+    } while (0)
+
+/* ---- helpers ---- */
+
+#define PATHF(buf, ...)                                                                    \
+    do {                                                                                   \
+        if (snprintf((buf), sizeof(buf), __VA_ARGS__) >= (int)sizeof(buf)) {              \
+            fprintf(stderr, "%s:%d: string too long\n", __FILE__, __LINE__);               \
+            exit(2);                                                                       \
+        }                                                                                  \
+    } while (0)
+
+#endif
