@@ -180,7 +180,7 @@ export MDB_TEST_CORELIB := $(abspath $(BUILD)/libmdbcore-test.so)
 #   test_*.c          one program each, linked with build/libmdbcore.a (-Isrc/mdbcore
 #                     -Itests/c/<dir>), built to build/tests/<dir>/;
 #   lmdb_*.c with a main()   a helper that plays the REAL LMDB side: linked with Debian's
-#                     -llmdb, built to build/<dir>/<name> (e.g. build/unit/lmdb_helper);
+#                     -llmdb, built to build/<dir>/<name>;
 #   other *.c with a main()  a helper program on our engine, built like a test but not run;
 #   other *.c         linked into every test and helper of that directory.
 # How they run: if the directory has a run.sh (or run_*.sh) script, `bash run.sh` is run
@@ -263,7 +263,7 @@ ctest-badfile: | impl-ready
 	@$(MAKE) --no-print-directory -k $(BADFILE_BIN) || echo "(test_badfiles did not build)"
 	@$(RUN_C) "bad files$(if $(BADFILE_ARGS), $(BADFILE_ARGS))" $(RESULTS) "$(abspath $(BADFILE_BIN)) $(BADFILE_ARGS)"
 
-# The C suites run from the repository root (tests/c/unit expects build/unit/lmdb_helper);
+# The C suites run from the repository root (some tests find programs by relative path);
 # each gets a fresh TMPDIR.  All suites run even if one fails; the status is kept.
 ctest:
 	@mkdir -p $(HBUILD); : > $(RESULTS)

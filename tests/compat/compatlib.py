@@ -166,8 +166,8 @@ def run(cmd, **kw):
 @functools.cache
 def mdbcheck_path():
     """Build our structural checker (tests/c/unit/tools/mdbcheck.c) from the checker's
-    sources with the unit tests' stub engine, as tests/c/unit/run.sh does, so that it does
-    not depend on `make lib`.  Returns the binary's path."""
+    sources with the stub engine (tests/c/unit/tools/stub_engine.c), so that it does not
+    depend on `make lib`.  Returns the binary's path."""
     os.makedirs(OUT, exist_ok=True)
     exe = os.path.join(OUT, "mdbcheck")
     s = os.path.join(ROOT, "src", "mdbcore")

@@ -3,7 +3,7 @@
  * by the REAL LMDB through lmdb_helper: report fields, caller-supplied comparators, problem
  * caps, partial maps, unusable snapshots.
  *
- * Usage: test_check [path-to-lmdb_helper]   (default build/unit/lmdb_helper)
+ * Usage: test_check [path-to-lmdb_helper]   (default build/tests/unit/lmdb_helper)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include "mdbcore.h"
 #include "mdbtest.h"
 
-static const char *helper = "build/unit/lmdb_helper";
+static const char *helper = "build/tests/unit/lmdb_helper";
 
 static int run(const char *cmd, const char *dir, const char *arg)
 {

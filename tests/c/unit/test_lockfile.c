@@ -2,7 +2,7 @@
  * test_lockfile.c -- lock.mdb and the reader table (lockfile.c, readers.c), alone and
  * shared with processes running the REAL LMDB (Debian's liblmdb, through lmdb_helper).
  *
- * Usage: test_lockfile [path-to-lmdb_helper]   (default build/unit/lmdb_helper)
+ * Usage: test_lockfile [path-to-lmdb_helper]   (default build/tests/unit/lmdb_helper)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +21,7 @@
 #include "readers.h"
 #include "mdbtest.h"
 
-static const char *helper = "build/unit/lmdb_helper";
+static const char *helper = "build/tests/unit/lmdb_helper";
 
 /* ---- small process utilities ---- */
 

@@ -1,5 +1,5 @@
 /* stub_engine.c -- stand-ins for the two engine calls check.c makes (mdb_txn_begin and
- * mdb_txn_abort), so the checker's unit tests and mdbcheck link without the engine. */
+ * mdb_txn_abort), so that mdbcheck links without the engine (tests/compat builds it so). */
 #include <errno.h>
 #include <stddef.h>
 #include "lmdb.h"
