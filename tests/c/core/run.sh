@@ -205,7 +205,8 @@ with e.begin(write=True) as t:
         t.put(struct.pack('=Q', i * 7), b'%d' % i, db=b)
 PY
   mdb_dump -a "$WORK/py" > "$WORK/real.txt"; "$OUT/dump_tool" -a "$WORK/py" > "$WORK/ours.txt"
-  cmp -s "$WORK/real.txt" "$WORK/ours.txt" && echo "interop: py-lmdb file reads back identically"
+  cmp -s "$WORK/real.txt" "$WORK/ours.txt" || { echo "py-lmdb file dump differs"; exit 1; }
+  echo "interop: py-lmdb file reads back identically"
 fi
 if want dump_tool diff_read && [ $PYLMDB = 1 ]; then
   # sorted duplicates written by real LMDB: sub-pages, sub-DBs, DUPFIXED
