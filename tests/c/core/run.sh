@@ -116,11 +116,6 @@ if want test_corrupt; then
   "$OUT/test_corrupt" "$WORK/cur/data.mdb" "$WORK/corrupt" 500 1
   "$OUT/test_corrupt" "$WORK/bt1/data.mdb" "$WORK/corrupt" 200 2
 fi
-# the programs with no section above: a fresh directory as the one argument
-for n in "${TESTS[@]}"; do
-  [[ $HAVE_SECTION == *" $n "* ]] && continue
-  if want "$n"; then "$OUT/$n" "$WORK/$n"; fi
-done
 mapfile -t dirs < <(written "$WORK/bt1" "$WORK/cur" "$WORK/dupcur" "$WORK/api/copy")
 if command -v mdb_stat >/dev/null 2>&1 && [ ${#dirs[@]} -gt 0 ]; then
   for d in "${dirs[@]}"; do
@@ -254,6 +249,11 @@ if want diff_read && [ $PYLMDB = 1 ] && [ $DIFF_READ = 1 ]; then
   done
   echo "differential: DUPSORT cursor reads match real LMDB for seeds $SEEDS"
 fi
+# the programs with no section above (this loop comes after every section): a fresh directory as the one argument
+for n in "${TESTS[@]}"; do
+  [[ $HAVE_SECTION == *" $n "* ]] && continue
+  if want "$n"; then "$OUT/$n" "$WORK/$n"; fi
+done
 mapfile -t dirs < <(written "$WORK"/bt* "$WORK/cur" "$WORK/api/flags" "$WORK/api/copy" \
   "$WORK/api/copy-compact" "$WORK/steady" "$WORK/threads" "$WORK/nested" "$WORK/regress/dupfixed1")
 if [ ${#dirs[@]} -gt 0 ]; then
