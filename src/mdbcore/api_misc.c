@@ -1,11 +1,12 @@
 /*
- * api_misc.c -- exported version, error text, comparators and reader-table functions
- * (layer L7).
+ * api_misc.c -- exported version, error text, comparators and reader-table functions,
+ * and the structural checker's entry on a live environment (layer L7).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "core.h"
+#include "mdbcore.h"
 #include "readers.h"
 
 char *mdb_version(int *major, int *minor, int *patch)
@@ -52,4 +53,21 @@ int mdb_reader_check(MDB_env *env, int *dead)
     if (!env)
         return EINVAL;
     return env_reader_check(env, dead);
+}
+
+/* check.c works on a txn it is given; opening one is the API's job (check.c calls no
+ * engine function, so it links without the engine). */
+int mdbcore_check_env(MDB_env *env, mdbcore_check_report *rep)
+{
+    MDB_txn *txn = NULL;
+    if (!env || !rep)
+        return EINVAL;
+    int rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+    if (rc) {
+        memset(rep, 0, sizeof *rep);
+        return rc;
+    }
+    rc = mdbcore_check_txn(txn, rep);
+    mdb_txn_abort(txn);
+    return rc;
 }

@@ -585,21 +585,6 @@ int mdbcore_check_txn(MDB_txn *txn, mdbcore_check_report *rep)
     return rc;
 }
 
-int mdbcore_check_env(MDB_env *env, mdbcore_check_report *rep)
-{
-    MDB_txn *txn = NULL;
-    if (!env || !rep)
-        return EINVAL;
-    int rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
-    if (rc) {
-        memset(rep, 0, sizeof *rep);
-        return rc;
-    }
-    rc = mdbcore_check_txn(txn, rep);
-    mdb_txn_abort(txn);
-    return rc;
-}
-
 /* ---- printing ---- */
 
 __attribute__((format(printf, 3, 4))) static int emit(MDB_msg_func *func, void *ctx,
