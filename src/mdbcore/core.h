@@ -219,6 +219,9 @@ void dirty_release_all(MDB_txn *txn);
 void dirty_disown(MDB_txn *txn);
 /* Free the dirty list and its index (the txn is going away). */
 void dirty_list_free(MDB_txn *txn);
+/* Loose pages: dirty pages freed in this txn, kept in the list and reused first. */
+void dirty_put_loose(MDB_txn *txn, page *p);
+page *dirty_take_loose(MDB_txn *txn); /* NULL if none */
 /* Drop the entries `gone` (ascending, all present) from the list and release their
  * memory: spill.c wrote them out. */
 int dirty_forget(MDB_txn *txn, const dirty_entry *gone, size_t n);

@@ -1,11 +1,7 @@
 /*
- * dirty.c -- the write txn's dirty pages (layer L4): the sorted dirty list, copy-on-write
- * of a cursor's path, loose pages and page release.
- *
- * Page buffers outlive their txn: a released single page goes to env->page_cache (at most
- * PAGE_CACHE_BYTES) and the next write txn takes it from there.  Giving them back to malloc
- * at each commit made the next txn fault every page in again: about one page fault per
- * random put at 1,000 puts a txn (issue 11).
+ * dirty.c -- the write txn's dirty pages (layer L2): the sorted dirty list and its hash,
+ * and the loose pages.  Copy-on-write is page_cow.c, freeing page_alloc.c, page memory
+ * page_buffer.c.  Calls nothing above L2: the read path (page_get.c) looks pages up here.
  *
  * Invariants: a page is dirty iff it is in txn->dirty; dirty pages are private heap copies
  * (never inside the read-only map), flagged P_DIRTY, and are what page_get returns for their
@@ -156,64 +152,6 @@ page *dirty_find_chain(MDB_txn *txn, pgno_t pgno, int *own)
     return NULL;
 }
 
-int page_writable(MDB_txn *txn, const page *p)
-{
-    if (!(p->flags & P_DIRTY))
-        return 0;
-    return !txn->parent || dirty_find(txn, p->pgno) == p;
-}
-
-/* Copy a tree page without the free gap between its pointer array and its nodes: a random
- * fill copies a page per put, and the gap is a third of a page on average.  The gap of the
- * copy keeps what its buffer held (an earlier page image of this file, or zeros). */
-static void page_copy(page *dst, const page *src, unsigned psize)
-{
-    unsigned lo = src->u.bounds.lower, up = src->u.bounds.upper;
-    int tree = (src->flags & (P_BRANCH | P_LEAF)) && !(src->flags & (P_LEAF2 | P_OVERFLOW));
-    if (tree && lo <= up && up <= psize && up - lo >= 64) {
-        memcpy(dst, src, lo);
-        memcpy((uint8_t *)dst + up, (const uint8_t *)src + up, psize - up);
-    } else {
-        memcpy(dst, src, psize);
-    }
-}
-
-int page_make_writable(MDB_txn *txn, page *p, page **out)
-{
-    MDB_env *env = txn->env;
-    page *np;
-    int rc;
-    if (p->flags & P_DIRTY) {
-        /* dirty in an ancestor: shadow it under the same number, the ancestor keeps its
-         * version in case we abort */
-        size_t n = (p->flags & P_OVERFLOW) ? p->u.overflow_pages : 1;
-        if (!(np = page_buffer_get(env, (unsigned)n)))
-            return ENOMEM;
-        memcpy(np, p, n * env->psize);
-        if ((rc = dirty_add(txn, np)) != 0) {
-            page_release(env, np);
-            return rc;
-        }
-        *out = np;
-        return 0;
-    }
-    /* written out early by this txn (spill.c): nobody else can see it, keep its number */
-    if ((rc = spill_take_back(txn, p, &np)) != 0 || np) {
-        *out = np;
-        return rc;
-    }
-    if ((rc = page_alloc(txn, 1, ALLOC_NOINIT, &np)) != 0)
-        return rc;
-    pgno_t newpg = np->pgno, oldpg = p->pgno;
-    page_copy(np, p, env->psize);
-    np->pgno = newpg;
-    np->flags |= P_DIRTY;
-    if ((rc = page_free(txn, oldpg, 1)) != 0)
-        return rc;
-    *out = np;
-    return 0;
-}
-
 int dirty_add(MDB_txn *txn, page *p)
 {
     size_t n = DL_COUNT(txn);
@@ -248,46 +186,6 @@ void dirty_drop(MDB_txn *txn, pgno_t pgno)
     memmove(&txn->dirty[i], &txn->dirty[i + 1], (n - i) * sizeof(dirty_entry));
     DL_COUNT(txn) = n - 1;
     index_remove(txn, pgno);
-}
-
-/* 64 MiB of 4 KiB pages: more than a txn of 10,000 random puts dirties, and a bound on
- * what a one-off huge txn leaves behind for the env's lifetime. */
-#define PAGE_CACHE_BYTES ((size_t)64 << 20)
-
-page *page_buffer_get(MDB_env *env, unsigned n)
-{
-    if (n == 1 && env->page_cache) {
-        page *p = env->page_cache;
-        env->page_cache = *(page **)p;
-        env->page_cache_count--;
-        return p;
-    }
-    /* a new single buffer starts zeroed: copy-on-write leaves its gap as it finds it */
-    return n == 1 ? calloc(1, env->psize) : malloc((size_t)env->psize * n);
-}
-
-void page_release(MDB_env *env, page *p)
-{
-    if (env->flags & MDB_WRITEMAP)
-        return;
-    int single = !(p->flags & P_OVERFLOW) || p->u.overflow_pages == 1;
-    if (single && env->page_cache_count < PAGE_CACHE_BYTES / env->psize) {
-        *(page **)p = env->page_cache;
-        env->page_cache = p;
-        env->page_cache_count++;
-        return;
-    }
-    free(p);
-}
-
-void page_cache_free(MDB_env *env)
-{
-    while (env->page_cache) {
-        page *p = env->page_cache;
-        env->page_cache = *(page **)p;
-        free(p);
-    }
-    env->page_cache_count = 0;
 }
 
 void dirty_release_all(MDB_txn *txn)
@@ -336,37 +234,13 @@ void dirty_list_free(MDB_txn *txn)
     txn->spill_pgs = NULL;
 }
 
-int page_free(MDB_txn *txn, pgno_t pgno, unsigned npages)
+/* Make dirty page p loose: freed in this txn, kept in the list, reused first. */
+void dirty_put_loose(MDB_txn *txn, page *p)
 {
-    int own;
-    page *d = dirty_find_chain(txn, pgno, &own);
-    if (!d)
-        return idl_append_run(&txn->free_pgs, pgno, npages);
-    if (!own) { /* an ancestor's page: it becomes free only if we commit */
-        int rc = idl_append(&txn->parent_freed, pgno);
-        return rc ? rc : idl_append(&txn->parent_freed, npages);
-    }
-    if (npages == 1 && !txn->saving_freelist) {
-        d->flags = P_LOOSE | P_DIRTY;
-        LOOSE_NEXT(d) = txn->loose_pgs;
-        txn->loose_pgs = d;
-        txn->loose_count++;
-        return 0;
-    }
-    /* a dirty run was never visible to anyone: reusable at once */
-    dirty_drop(txn, pgno);
-    page_release(txn->env, d);
-    pgno_t run[64];
-    for (unsigned done = 0; done < npages;) {
-        unsigned k = npages - done < 64 ? npages - done : 64;
-        for (unsigned j = 0; j < k; j++)
-            run[j] = pgno + done + j;
-        int rc = idl_merge(&txn->reclaimed, run, k);
-        if (rc)
-            return rc;
-        done += k;
-    }
-    return 0;
+    p->flags = P_LOOSE | P_DIRTY;
+    LOOSE_NEXT(p) = txn->loose_pgs;
+    txn->loose_pgs = p;
+    txn->loose_count++;
 }
 
 /* Pop a loose page for reuse, or NULL. */
@@ -378,27 +252,4 @@ page *dirty_take_loose(MDB_txn *txn)
         txn->loose_count--;
     }
     return p;
-}
-
-int cursor_touch(MDB_cursor *mc)
-{
-    MDB_txn *txn = mc->txn;
-    unsigned psize = txn->env->psize;
-    (void)psize;
-    for (unsigned i = 0; i < mc->snum; i++) {
-        page *p = mc->pg[i];
-        if (page_writable(txn, p) || p == mc->inline_root)
-            continue;
-        page *np;
-        int rc = page_make_writable(txn, p, &np);
-        if (rc)
-            return rc;
-        if (i == 0)
-            mc->db->root = np->pgno;
-        else
-            node_set_child(PG_NODE(mc->pg[i - 1], mc->ki[i - 1]), np->pgno);
-        mc->pg[i] = np;
-    }
-    *mc->dbstate |= DBS_DIRTY;
-    return 0;
 }

@@ -123,8 +123,6 @@ static int record_ptr(MDB_txn *txn, txnid_t key_id, MDB_val *data)
     return cursor_get(&mc, &key, data, MDB_SET);
 }
 
-page *dirty_take_loose(MDB_txn *txn);
-
 int freelist_save(MDB_txn *txn)
 {
     int rc;

@@ -70,7 +70,7 @@ typedef struct db_info {
 struct MDB_txn {
     MDB_txn *parent;      /* nested txns (docs/design.md#nested-transactions) */
     MDB_txn *child;
-    pgno_t next_pgno;     /* first never-used page number (alloc.c) */
+    pgno_t next_pgno;     /* first never-used page number (page_alloc.c) */
     txnid_t txnid;        /* snapshot id (read) or id to commit as (write) */
     MDB_env *env;
     pgno_list free_pgs;   /* pages this txn freed; saved under key txnid at commit (freelist.c) */
@@ -102,7 +102,7 @@ struct MDB_txn {
     txnid_t oldest;       /* oldest snapshot still readable, cached for this txn (freelist.c) */
     int saving_freelist;  /* commit is writing FREE_DBI: freed dirty pages bypass loose (freelist.c) */
     int owns_slot;        /* read txn: slot is per-txn (NOTLS) and released with the txn (txn.c) */
-    pgno_t first_new;     /* next_pgno at begin: pages >= this were never on disk (alloc.c) */
+    pgno_t first_new;     /* next_pgno at begin: pages >= this were never on disk (page_alloc.c) */
     pgno_list parent_freed; /* nested txn: pages dirty in an ancestor that this txn freed */
     int track_depth;      /* nesting of track_before/track_after (cursor_track.c) */
 };
@@ -198,7 +198,7 @@ struct MDB_env {
     char *lock_path;      /* lock.mdb (or path-lock) */
     int txkey_made;       /* reader_key exists */
     /* Heap buffers of single pages released by ended write txns, kept for the next ones
-     * (dirty.c).  Only the writer touches it, so the writer mutex guards it. */
+     * (page_buffer.c).  Only the writer touches it, so the writer mutex guards it. */
     page *page_cache;
     size_t page_cache_count;
     db_info *dbinfo;      /* array[maxdbs] */

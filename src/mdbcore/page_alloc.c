@@ -1,16 +1,21 @@
 /*
- * alloc.c -- page allocation for write txns (layer L4).  Order of preference: a loose page
- * (freed earlier in this txn), pages reclaimed from the free list (freelist.c), then new
- * pages at next_pgno, refused with MDB_MAP_FULL past the map (a growing map grows first).
- * Invariant: every page returned is in the dirty list, flagged P_DIRTY, with a fresh header.
- * Under WRITEMAP the page is the map page itself (safe: no reader can reach a page that
- * is free or new), otherwise a heap copy written out at commit.
+ * page_alloc.c -- a write txn's pages coming into use and leaving it (layer L4).
+ *
+ * page_alloc: order of preference: a loose page (freed earlier in this txn), pages
+ * reclaimed from the free list (freelist.c), then new pages at next_pgno, refused with
+ * MDB_MAP_FULL past the map (a growing map grows first).  Invariant: every page returned
+ * is in the dirty list, flagged P_DIRTY, with a fresh header.  Under WRITEMAP the page is
+ * the map page itself (safe: no reader can reach a page that is free or new), otherwise a
+ * heap copy written out at commit.
+ *
+ * page_free: a page (or run) leaves the tree.  A clean page goes to free_pgs (older
+ * snapshots may still read it); an ancestor's dirty page to parent_freed (free only if
+ * this txn commits); a single dirty page of this txn becomes loose (dirty.c), a dirty run
+ * is reusable at once (reclaimed).
  */
 #include <stdlib.h>
 
 #include "core.h"
-
-page *dirty_take_loose(MDB_txn *txn);
 
 int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out)
 {
@@ -66,5 +71,35 @@ int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out)
     if (fresh)
         txn->next_pgno = pg + n;
     *out = p;
+    return 0;
+}
+
+int page_free(MDB_txn *txn, pgno_t pgno, unsigned npages)
+{
+    int own;
+    page *d = dirty_find_chain(txn, pgno, &own);
+    if (!d)
+        return idl_append_run(&txn->free_pgs, pgno, npages);
+    if (!own) { /* an ancestor's page: it becomes free only if we commit */
+        int rc = idl_append(&txn->parent_freed, pgno);
+        return rc ? rc : idl_append(&txn->parent_freed, npages);
+    }
+    if (npages == 1 && !txn->saving_freelist) {
+        dirty_put_loose(txn, d);
+        return 0;
+    }
+    /* a dirty run was never visible to anyone: reusable at once */
+    dirty_drop(txn, pgno);
+    page_release(txn->env, d);
+    pgno_t run[64];
+    for (unsigned done = 0; done < npages;) {
+        unsigned k = npages - done < 64 ? npages - done : 64;
+        for (unsigned j = 0; j < k; j++)
+            run[j] = pgno + done + j;
+        int rc = idl_merge(&txn->reclaimed, run, k);
+        if (rc)
+            return rc;
+        done += k;
+    }
     return 0;
 }
