@@ -8,12 +8,79 @@
  * (C_EOF, ki unchanged).  C_DEL means the item under the cursor moved into place because
  * the previous one was deleted, so the next NEXT must not skip it.  A miss of SET leaves
  * the cursor initialised at the insertion point, as LMDB does.
+ * cursor_init, cursor_seek and cursor_sibling (below) are the positioning primitives the
+ * write path uses too; cursor_get the moves of the API.
  * Duplicates: when the cursor stands on a node with F_DUPDATA, its xcursor walks the
  * sub-page (inline root) or sub-tree of that node; the value reported is the sub-cursor's
  * key.  Entering a node positions the sub-cursor on its first (moving forward) or last
  * (moving backward) duplicate.
  */
 #include "core.h"
+
+/* Every field but the page stack, which is only read below snum (0 here): mdb_get and
+ * mdb_put set a cursor up per call, and clearing 320 bytes of stack each time shows. */
+void cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
+{
+    mc->next = NULL;
+    mc->xcursor = NULL;
+    mc->txn = txn;
+    mc->dbi = dbi;
+    mc->db = &txn->dbs[dbi];
+    mc->dbinfo = &txn->dbinfo[dbi];
+    mc->dbstate = &txn->dbstate[dbi];
+    mc->snum = 0;
+    mc->top = 0;
+    mc->flags = 0;
+    mc->pg[0] = NULL;
+    mc->ki[0] = 0;
+    mc->trk_key = NULL;
+    mc->trk_len = 0;
+    mc->trk_cap = 0;
+    mc->trk_state = 0;
+    mc->inline_root = NULL;
+    mc->inline_size = 0;
+    mc->shadow = NULL;
+}
+
+int cursor_seek(MDB_cursor *mc, const MDB_val *key, int *exact)
+{
+    int rc = tree_descend(mc, key, SRCH_KEY);
+    if (rc)
+        return rc;
+    return leaf_search(mc, key, exact);
+}
+
+int cursor_sibling(MDB_cursor *mc, int right)
+{
+    if (mc->snum < 2)
+        return MDB_NOTFOUND;
+    int level = mc->top - 1;
+    while (level >= 0) {
+        unsigned nk = PG_NKEYS(mc->pg[level]);
+        if (right ? (unsigned)mc->ki[level] + 1 < nk : mc->ki[level] > 0)
+            break;
+        level--;
+    }
+    if (level < 0)
+        return MDB_NOTFOUND;
+    mc->ki[level] = (indx_t)(mc->ki[level] + (right ? 1 : -1));
+    for (int l = level; l < mc->top; l++) {
+        page *p = mc->pg[l];
+        int rc = node_check(mc->txn->env, p, mc->ki[l]);
+        if (rc)
+            return rc;
+        pgno_t pg = node_child(PG_NODE(p, mc->ki[l]));
+        page *c;
+        if ((rc = page_get(mc->txn, pg, &c)) != 0)
+            return rc;
+        int want_leaf = (l + 1 == mc->top);
+        if ((c->flags & P_OVERFLOW) || (IS_LEAF(c) != want_leaf) || PG_NKEYS(c) == 0)
+            return CORRUPT_AT(pg);
+        mc->pg[l + 1] = c;
+        mc->ki[l + 1] = (indx_t)(right ? 0 : PG_NKEYS(c) - 1);
+    }
+    return 0;
+}
 
 int node_read(MDB_cursor *mc, node_header *n, MDB_val *data)
 {

@@ -1,68 +1,12 @@
 /*
- * tree_search.c -- from page numbers to validated pages, and root-to-leaf descent
- * (layer L3, the read path: never allocates, never writes).
+ * tree_search.c -- root-to-leaf descent and the binary search of a leaf (layer L3, the
+ * read path: never allocates, never writes).  Pages come from page_get.c.
  *
- * Invariants kept: every page handed out is either the txn's dirty copy or a map page
- * whose number is below next_pgno, the map size and the file length, whose header is sane
- * and whose stored pgno matches; a descent never goes deeper than CURSOR_STACK and ends on
- * a leaf exactly at the depth recorded for the tree.
+ * Invariants kept: a descent never goes deeper than CURSOR_STACK and ends on a leaf
+ * exactly at the depth recorded for the tree; every node and key looked at lies inside
+ * its page (or sub-page).
  */
 #include "core.h"
-
-int page_get(MDB_txn *txn, pgno_t pgno, page **out)
-{
-    MDB_env *env = txn->env;
-    if (!(txn->flags & TXN_RDONLY)) {
-        int own;
-        page *d = dirty_find_chain(txn, pgno, &own);
-        if (d) {
-            *out = d;
-            return 0;
-        }
-    }
-    if (pgno < CORE_DBS || pgno >= txn->next_pgno || pgno >= env->maxpg)
-        return CORRUPT_AT(pgno);
-    if (pgno >= env->file_pages) {
-        /* another process may have grown the file since we last looked */
-        datafile_refresh_size(env);
-        if (pgno >= env->file_pages)
-            return CORRUPT_AT(pgno);
-    }
-    page *p = (page *)(env->map + (size_t)pgno * env->psize);
-    int rc = page_check(env, p, pgno);
-    if (rc)
-        return rc;
-    /* in-memory-only flags on a file page would make us write into the read-only map */
-    if (p->flags & (P_DIRTY | P_LOOSE | P_KEEP))
-        return CORRUPT_AT(pgno);
-    *out = p;
-    return 0;
-}
-
-/* Every field but the page stack, which is only read below snum (0 here): mdb_get and
- * mdb_put set a cursor up per call, and clearing 320 bytes of stack each time shows. */
-void cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi)
-{
-    mc->next = NULL;
-    mc->xcursor = NULL;
-    mc->txn = txn;
-    mc->dbi = dbi;
-    mc->db = &txn->dbs[dbi];
-    mc->dbinfo = &txn->dbinfo[dbi];
-    mc->dbstate = &txn->dbstate[dbi];
-    mc->snum = 0;
-    mc->top = 0;
-    mc->flags = 0;
-    mc->pg[0] = NULL;
-    mc->ki[0] = 0;
-    mc->trk_key = NULL;
-    mc->trk_len = 0;
-    mc->trk_cap = 0;
-    mc->trk_state = 0;
-    mc->inline_root = NULL;
-    mc->inline_size = 0;
-    mc->shadow = NULL;
-}
 
 /* Index of the child to follow in branch p for key: the last node whose key <= key. */
 static int branch_pick(MDB_cursor *mc, page *p, const MDB_val *key, unsigned *out)
@@ -195,45 +139,5 @@ int leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
             hi = mid;
     }
     mc->ki[mc->top] = (indx_t)lo;
-    return 0;
-}
-
-int cursor_seek(MDB_cursor *mc, const MDB_val *key, int *exact)
-{
-    int rc = tree_descend(mc, key, SRCH_KEY);
-    if (rc)
-        return rc;
-    return leaf_search(mc, key, exact);
-}
-
-int cursor_sibling(MDB_cursor *mc, int right)
-{
-    if (mc->snum < 2)
-        return MDB_NOTFOUND;
-    int level = mc->top - 1;
-    while (level >= 0) {
-        unsigned nk = PG_NKEYS(mc->pg[level]);
-        if (right ? (unsigned)mc->ki[level] + 1 < nk : mc->ki[level] > 0)
-            break;
-        level--;
-    }
-    if (level < 0)
-        return MDB_NOTFOUND;
-    mc->ki[level] = (indx_t)(mc->ki[level] + (right ? 1 : -1));
-    for (int l = level; l < mc->top; l++) {
-        page *p = mc->pg[l];
-        int rc = node_check(mc->txn->env, p, mc->ki[l]);
-        if (rc)
-            return rc;
-        pgno_t pg = node_child(PG_NODE(p, mc->ki[l]));
-        page *c;
-        if ((rc = page_get(mc->txn, pg, &c)) != 0)
-            return rc;
-        int want_leaf = (l + 1 == mc->top);
-        if ((c->flags & P_OVERFLOW) || (IS_LEAF(c) != want_leaf) || PG_NKEYS(c) == 0)
-            return CORRUPT_AT(pg);
-        mc->pg[l + 1] = c;
-        mc->ki[l + 1] = (indx_t)(right ? 0 : PG_NKEYS(c) - 1);
-    }
     return 0;
 }
