@@ -1,7 +1,7 @@
 /*
  * spill.c -- writing dirty pages out before commit when a write txn's dirty list fills up,
- * and taking them back (layer L4).  Also the one routine that writes dirty pages to the
- * data file, shared with commit.
+ * and taking them back (layer L4).  The writing itself is pages_write.c's, shared with
+ * commit.
  *
  * A write txn keeps its changed pages in memory, at most env->max_dirty of them (LMDB's
  * 131,071 entries).  Before an operation could pass that, some dirty pages are written to
@@ -23,59 +23,15 @@
  * only forgets it (the commit's msync covers the whole map).
  */
 #include <stdlib.h>
-#include <sys/uio.h>
 
 #include "core.h"
-#include "os.h"
 
-#define WRITE_IOV 64
 /* Room one write operation may need: a path in MAIN, one in the named DB and one in a
  * duplicate sub-tree, each split all the way up, plus an overflow run; real trees are
  * rarely deeper than 5, and a spill leaves max_dirty / 8 more.  Commit adds its own
  * writes: named-DB records into MAIN and the free list into FREE_DBI. */
 #define NEED_PER_OP 64
 #define NEED_AT_COMMIT 128
-
-int pages_write(MDB_env *env, dirty_entry *list, size_t n)
-{
-    size_t psize = env->psize;
-    struct iovec iov[WRITE_IOV];
-    int niov = 0;
-    off_t start = 0, next = -1;
-    pgno_t end_pg = 0;
-    for (size_t i = 0; i < n; i++) {
-        page *p = list[i].pg;
-        if (p->flags & P_LOOSE)
-            continue;
-        size_t np = (p->flags & P_OVERFLOW) ? p->u.overflow_pages : 1;
-        p->flags &= ~P_DIRTY; /* on disk a page never carries the in-memory flag */
-        if (env->flags & MDB_WRITEMAP)
-            continue;         /* already in place; datafile_sync msyncs it */
-        off_t off = (off_t)list[i].pgno * (off_t)psize;
-        if (niov == WRITE_IOV || (niov && off != next)) {
-            int rc = os_current->pwritev(env->data_fd, iov, niov, start);
-            if (rc)
-                return rc;
-            niov = 0;
-        }
-        if (niov == 0)
-            start = off;
-        iov[niov].iov_base = p;
-        iov[niov].iov_len = np * psize;
-        niov++;
-        next = off + (off_t)(np * psize);
-        if (list[i].pgno + np > end_pg)
-            end_pg = list[i].pgno + np;
-    }
-    if (niov) {
-        int rc = os_current->pwritev(env->data_fd, iov, niov, start);
-        if (rc)
-            return rc;
-    }
-    if (end_pg > env->file_pages)
-        env->file_pages = end_pg;
-    return 0;
-}
 
 /* Mark a page the txn owns as not to be spilled.  Sub-page copies and pages of other txns
  * are never in this txn's list, so the pointer comparison leaves them alone. */
