@@ -17,8 +17,6 @@
 #include "lockfile.h"
 #include "os.h"
 
-void txn_finish_commit(MDB_txn *txn);
-
 static int txn_has_changes(MDB_txn *txn)
 {
     if (txn->dirty[0].pgno || txn->free_pgs[0] || (txn->flags & TXN_DIRTY))

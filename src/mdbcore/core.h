@@ -294,6 +294,8 @@ int txn_renew(MDB_txn *txn);
 void txn_reset(MDB_txn *txn);
 void txn_abort(MDB_txn *txn);
 int txn_commit(MDB_txn *txn);
+/* txn.c: the end of a successful commit (commit.c): publish, release, free. */
+void txn_finish_commit(MDB_txn *txn);
 /* Nested txns (txn_nested.c). */
 /* Set up txn's state for handle dbi from the env's handle table (first use in this txn). */
 void txn_dbi_setup(MDB_txn *txn, MDB_dbi dbi);

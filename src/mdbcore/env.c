@@ -1,6 +1,7 @@
 /*
  * env.c -- the environment lifecycle (layer L6): create with defaults, open (lock file,
- * data file, metas, map), close, map resizing, stats and info.
+ * data file, metas, map), close, map resizing, stats and info; the writer mutex
+ * (env_writer_lock, used by txn.c and copy.c).
  * Invariants: after a successful open, psize/node_max/maxpg describe the file and the map,
  * metas[] point at the two meta pages inside the map, and the reader TLS key exists
  * unless NOTLS.  A failed open leaves a handle that mdb_env_close can release.
@@ -16,6 +17,29 @@
 #include "lockfile.h"
 #include "os.h"
 #include "readers.h"
+
+/* The writer mutex (no-op under NOLOCK); repairs shared state after a dead owner. */
+int env_writer_lock(MDB_env *env)
+{
+    if (!env->lock)
+        return 0;
+    int died = 0;
+    int rc = lockfile_writer_lock(env->lock, &died);
+    if (rc)
+        return rc;
+    if (died) {
+        /* the previous writer died mid-txn: its work is simply gone; repair shared state */
+        env->lock->head->txnid = meta_newest(env)->txnid;
+        readers_check(env->lock, env->pid, NULL);
+    }
+    return 0;
+}
+
+void env_writer_unlock(MDB_env *env)
+{
+    if (env->lock)
+        lockfile_writer_unlock(env->lock);
+}
 
 static void slot_destructor(void *slot)
 {

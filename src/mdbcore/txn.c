@@ -17,28 +17,6 @@
 #include "lockfile.h"
 #include "readers.h"
 
-int env_writer_lock(MDB_env *env)
-{
-    if (!env->lock)
-        return 0;
-    int died = 0;
-    int rc = lockfile_writer_lock(env->lock, &died);
-    if (rc)
-        return rc;
-    if (died) {
-        /* the previous writer died mid-txn: its work is simply gone; repair shared state */
-        env->lock->head->txnid = meta_newest(env)->txnid;
-        readers_check(env->lock, env->pid, NULL);
-    }
-    return 0;
-}
-
-void env_writer_unlock(MDB_env *env)
-{
-    if (env->lock)
-        lockfile_writer_unlock(env->lock);
-}
-
 static int bind_slot(MDB_txn *txn)
 {
     MDB_env *env = txn->env;
