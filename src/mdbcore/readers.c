@@ -175,16 +175,6 @@ void readers_release(reader_slot *slot)
     __atomic_store_n(&slot->pid, 0, __ATOMIC_RELEASE);
 }
 
-/* Test-only mutation switch (mdbcore.h section 3); 0 in every normal run. */
-int mdbcore_mutation;
-
-int mdbcore_set_mutation(int bits)
-{
-    int old = mdbcore_mutation;
-    mdbcore_mutation = bits;
-    return old;
-}
-
 /* The oldest snapshot held by a slot (txnid < upper), its slot index in *at (-1: none). */
 static txnid_t rd_oldest_at(const lock_region *lr, txnid_t upper, int *at)
 {

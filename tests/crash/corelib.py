@@ -20,7 +20,7 @@ Which library
 Mutation switches (test-only, deliberately broken engine behaviour)
     * MUT_IGNORE_READERS: the writer's oldest-reader scan ignores reader slots, so pages
       freed by txns newer than a live reader's snapshot are reused under it.  Needs the hook
-      `mdbcore_set_mutation` in the engine (readers.c); `have_mutation()` says if it is there.
+      `mdbcore_set_mutation` in the engine (mutation.c); `have_mutation()` says if it is there.
     * The fault-seam action "skip" (MDBCORE_FAULT / mdbcore_fault_arm_spec
       "fdatasync:1+:skip"): fdatasync returns success without reaching the OS and is logged
       as a failed call, i.e. it is no durability barrier in crash images: the meta page can

@@ -103,7 +103,7 @@ def test_mutation_reuse_under_reader_kill_rounds(tmp_path):
 
     lib = C.load()
     if not lib.have_mutation():
-        pytest.fail("the engine has no mdbcore_set_mutation hook (readers.c)")
+        pytest.fail("the engine has no mdbcore_set_mutation hook (mutation.c)")
     d = str(tmp_path)
     with K.open_env(lib, d, 0) as env:
         t = env.begin(write=True)

@@ -332,7 +332,7 @@ def _mutation_lib():
     lib = C.load()
     if not lib.have_mutation():
         pytest.fail(
-            "the engine has no mdbcore_set_mutation hook (readers.c): the "
+            "the engine has no mdbcore_set_mutation hook (mutation.c): the "
             "page-reuse mutation check is impossible"
         )
     return lib, C
