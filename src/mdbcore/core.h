@@ -1,11 +1,34 @@
 /*
- * core.h -- the engine's internal interface, one section per layer (see also
- * docs/design.md#source-map):
- *   L0 errors, idl     L1 meta, datafile     L2 page, node, cmp
- *   L3 tree_search, cursor (read path, never allocates)
- *   L4 dirty, spill, freelist, alloc     L5 tree_put, tree_split, tree_del, overflow, cursor_track
- *   L6 txn, commit, dbi, env, copy     L7 api_*.c (the only files defining mdb_* names)
- * A file may call only into its own layer or below.  No internal name starts with mdb_.
+ * core.h -- the engine's internal interface, one section per layer, lowest first (each
+ * file: docs/design.md#source-map).  Every prototype used across files is here or in a
+ * per-layer header (os.h L0; lockfile.h, readers.h L1; walk.h, check.h L6 tools); the
+ * exported API is lmdb.h and mdbcore.h.
+ *
+ * Layers.  Each file of src/mdbcore, by layer (tools/check_layers.py, run by `make lint`,
+ * reads this list).  A file may call only into its own layer or a lower one; a call that
+ * goes up must be a named exception in tools/check_layers.py (there are none).  An
+ * internal name begins with its file's first word or with a prefix given in brackets; no
+ * internal name starts with mdb_ (only api_*.c define the exported mdb_* functions), and
+ * mdbcore_* (mdbcore.h's extras) are defined where what they expose lives.
+ *
+ *   L0  errors idl os_posix os_fault[fault_] mutation
+ *   L1  meta datafile lockfile readers
+ *   L2  page[node_] page_buffer dirty cmp
+ *   L3  page_get tree_search[leaf_] cursor[xcursor_ node_read]
+ *   L4  page_alloc page_cow cursor_touch pages_write spill freelist
+ *   L5  tree_put tree_split tree_del overflow dupsort[dup_] tree_load freelist_save
+ *       cursor_track[track_]
+ *   L6  txn txn_nested[cursor_shadow_] commit[txn_commit] cursor_alloc dbi env
+ *       copy[env_copy] readers_info walk check
+ *   L7  api_env api_txn api_dbi api_data api_cursor api_misc
+ *   headers  format.h objects.h core.h os.h lockfile.h readers.h walk.h check.h lmdb.h
+ *       mdbcore.h
+ *
+ * L0 errors, lists, the OS seam; L1 the two files (meta pages, map, lock file, reader
+ * table); L2 pages in memory (slotted layout, buffers, the dirty list, key orders); L3 the
+ * read path (never allocates a page, never writes); L4 a write txn's pages (allocation,
+ * freeing, copy-on-write, writing out, spilling, reading the free list); L5 tree writes;
+ * L6 transactions, handles, the environment, copies, and the checker; L7 the API.
  */
 #ifndef MDBCORE_CORE_H
 #define MDBCORE_CORE_H
@@ -44,6 +67,27 @@ void idl_sort(pgno_list l);
 int idl_merge(pgno_list *l, const pgno_t *src, size_t n);
 /* Write l into dst as an on-disk record: count, then descending pgnos. */
 void idl_store(const pgno_list l, pgno_t *dst);
+
+/* ============================== L1: meta and datafile ============================== */
+/* (lockfile.c and readers.c, also L1, have lockfile.h and readers.h.) */
+/* Read and validate both metas through pread; *newest gets the newer one. */
+int meta_read(MDB_env *env, meta_record *newest, unsigned *psize_out);
+/* Write the two metas of a new, empty file. */
+int meta_create(MDB_env *env);
+/* The newer of the two metas in the map. */
+meta_record *meta_newest(MDB_env *env);
+/* The commit point: write txn's meta into page txnid&1 (tail only). */
+int meta_write(MDB_env *env, MDB_txn *txn);
+
+int datafile_map(MDB_env *env, void *addr);
+void datafile_unmap(MDB_env *env);
+int datafile_refresh_size(MDB_env *env);
+/* Map more of the file in place, up to `size` bytes (capped by the reservation); safe
+ * with readers running in other threads.  0, or an OS error. */
+int datafile_grow(MDB_env *env, size_t size);
+/* Grow so that `pages` pages fit (doubling, capped by the reservation): 0 or MDB_MAP_FULL. */
+int datafile_grow_for(MDB_env *env, pgno_t pages);
+int datafile_sync(MDB_env *env, int force);
 
 /* ============================== L2: page and node ================================== */
 #define PG_NKEYS(p) ((unsigned)(((p)->u.bounds.lower - PAGEHDRSZ) >> 1))
@@ -149,29 +193,38 @@ static inline int cmp_keys(MDB_cmp_func *cmp, const MDB_val *a, const MDB_val *b
 }
 MDB_cmp_func *cmp_for_dups(unsigned dbflags);
 
-/* ============================== L1: meta and datafile ============================== */
-/* Read and validate both metas through pread; *newest gets the newer one. */
-int meta_read(MDB_env *env, meta_record *newest, unsigned *psize_out);
-/* Write the two metas of a new, empty file. */
-int meta_create(MDB_env *env);
-/* The newer of the two metas in the map. */
-meta_record *meta_newest(MDB_env *env);
-/* The commit point: write txn's meta into page txnid&1 (tail only). */
-int meta_write(MDB_env *env, MDB_txn *txn);
+/* ============================== L2: page buffers (page_buffer.c) =================== */
+/* Heap memory for n pages, contents undefined: a cached buffer when n == 1. */
+page *page_buffer_get(MDB_env *env, unsigned n);
+/* Give a dirty page's memory back (heap copy; nothing under WRITEMAP, where it is the map).
+ * Single pages go to the env's cache for the next txn, up to PAGE_CACHE_BYTES. */
+void page_release(MDB_env *env, page *p);
+/* Free the cache of page buffers (env close). */
+void page_cache_free(MDB_env *env);
 
-int datafile_map(MDB_env *env, void *addr);
-void datafile_unmap(MDB_env *env);
-int datafile_refresh_size(MDB_env *env);
-/* Map more of the file in place, up to `size` bytes (capped by the reservation); safe
- * with readers running in other threads.  0, or an OS error. */
-int datafile_grow(MDB_env *env, size_t size);
-/* Grow so that `pages` pages fit (doubling, capped by the reservation): 0 or MDB_MAP_FULL. */
-int datafile_grow_for(MDB_env *env, pgno_t pages);
-int datafile_sync(MDB_env *env, int force);
+/* ============================== L2: the dirty list (dirty.c) ====================== */
+page *dirty_find(MDB_txn *txn, pgno_t pgno);
+/* The txn's own dirty copy, else the nearest ancestor's (nested txns), else NULL. */
+page *dirty_find_chain(MDB_txn *txn, pgno_t pgno, int *own);
+int dirty_add(MDB_txn *txn, page *p);
+void dirty_drop(MDB_txn *txn, pgno_t pgno); /* remove the entry, free nothing */
+void dirty_release_all(MDB_txn *txn);
+/* Empty the list without releasing the pages (a nested commit handed them over). */
+void dirty_disown(MDB_txn *txn);
+/* Free the dirty list and its index (the txn is going away). */
+void dirty_list_free(MDB_txn *txn);
+/* Loose pages: dirty pages freed in this txn, kept in the list and reused first. */
+void dirty_put_loose(MDB_txn *txn, page *p);
+page *dirty_take_loose(MDB_txn *txn); /* NULL if none */
+/* Drop the entries `gone` (ascending, all present) from the list and release their
+ * memory: spill.c wrote them out. */
+int dirty_forget(MDB_txn *txn, const dirty_entry *gone, size_t n);
 
 /* ============================== L3: read path ====================================== */
+/* page_get.c */
 /* pgno -> page: the txn's dirty copy or the map; validated.  Never allocates. */
 int page_get(MDB_txn *txn, pgno_t pgno, page **out);
+/* tree_search.c and cursor.c */
 void cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi);
 /* Descend from the root: SRCH_KEY for `key`, SRCH_FIRST / SRCH_LAST for the edges. */
 #define SRCH_KEY 0
@@ -198,34 +251,22 @@ int cursor_node(MDB_cursor *mc, node_header **out);
 static inline MDB_cmp_func *cursor_cmp(const MDB_cursor *mc) { return mc->dbinfo->cmp; }
 
 /* ============================== L4: page lifecycle ================================= */
-page *dirty_find(MDB_txn *txn, pgno_t pgno);
-/* The txn's own dirty copy, else the nearest ancestor's (nested txns), else NULL. */
-page *dirty_find_chain(MDB_txn *txn, pgno_t pgno, int *own);
+/* page_alloc.c */
+/* A new dirty page or run of n pages.  flags: page flags, or-ed with ALLOC_NOINIT when the
+ * caller overwrites the whole page at once (copy-on-write), so zeroing it would be waste. */
+#define ALLOC_NOINIT 0x10000u
+int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out);
+/* A page (or run of npages) leaves the tree: to free_pgs, loose, or reclaimed at once. */
+int page_free(MDB_txn *txn, pgno_t pgno, unsigned npages);
+/* page_cow.c and cursor_touch.c */
 /* p may be written in place by txn: dirty, and (nested) dirty in txn itself. */
 int page_writable(MDB_txn *txn, const page *p);
 /* Make a private writable copy of page p for txn (copy-on-write); *np gets it. */
 int page_make_writable(MDB_txn *txn, page *p, page **np);
-/* Heap memory for n pages, contents undefined: a cached buffer when n == 1. */
-page *page_buffer_get(MDB_env *env, unsigned n);
-/* Give a dirty page's memory back (heap copy; nothing under WRITEMAP, where it is the map).
- * Single pages go to the env's cache for the next txn, up to PAGE_CACHE_BYTES. */
-void page_release(MDB_env *env, page *p);
-/* Free the cache of page buffers (env close). */
-void page_cache_free(MDB_env *env);
-int dirty_add(MDB_txn *txn, page *p);
-void dirty_drop(MDB_txn *txn, pgno_t pgno); /* remove the entry, free nothing */
-void dirty_release_all(MDB_txn *txn);
-/* Empty the list without releasing the pages (a nested commit handed them over). */
-void dirty_disown(MDB_txn *txn);
-/* Free the dirty list and its index (the txn is going away). */
-void dirty_list_free(MDB_txn *txn);
-/* Loose pages: dirty pages freed in this txn, kept in the list and reused first. */
-void dirty_put_loose(MDB_txn *txn, page *p);
-page *dirty_take_loose(MDB_txn *txn); /* NULL if none */
-/* Drop the entries `gone` (ascending, all present) from the list and release their
- * memory: spill.c wrote them out. */
-int dirty_forget(MDB_txn *txn, const dirty_entry *gone, size_t n);
-/* spill.c: write dirty pages to the file (skipping loose ones, clearing P_DIRTY). */
+/* Make every page on the cursor's path writable (copy-on-write). */
+int cursor_touch(MDB_cursor *mc);
+/* pages_write.c: write dirty pages to the file (skipping loose ones, clearing P_DIRTY);
+ * commit and spill.c use it. */
 int pages_write(MDB_env *env, dirty_entry *list, size_t n);
 /* spill.c: before a write through mc (key/data: the caller's bytes, which must stay put),
  * or before commit, write some dirty pages out early if the list could overflow. */
@@ -236,18 +277,10 @@ int spill_before_merge(MDB_txn *parent, size_t incoming);
 /* spill.c: if clean-looking p was spilled by txn, its dirty copy under the same number
  * (*out), else *out = NULL. */
 int spill_take_back(MDB_txn *txn, page *p, page **out);
-/* Make every page on the cursor's path writable (copy-on-write). */
-int cursor_touch(MDB_cursor *mc);
-/* A page (or run) leaves the tree.  p may be NULL if the caller has no pointer. */
-int page_free(MDB_txn *txn, pgno_t pgno, unsigned npages);
-/* Find n contiguous reclaimable pages among old free-list records; P_INVALID if none. */
+/* freelist.c: find n contiguous reclaimable pages among old free-list records;
+ * P_INVALID if none. */
 int freelist_take(MDB_txn *txn, unsigned n, pgno_t *out);
-int freelist_save(MDB_txn *txn);
 txnid_t freelist_oldest(MDB_txn *txn);
-/* A new dirty page or run of n pages.  flags: page flags, or-ed with ALLOC_NOINIT when the
- * caller overwrites the whole page at once (copy-on-write), so zeroing it would be waste. */
-#define ALLOC_NOINIT 0x10000u
-int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out);
 
 /* ============================== L5: write path ===================================== */
 /* Node flags F_SUBDATA may be or-ed into flags by dbi.c; user flags as LMDB. */
@@ -284,6 +317,8 @@ int track_after(MDB_cursor *mc);
 /* Save / restore the position of one cursor by its key. */
 int track_save_one(MDB_cursor *c);
 int track_restore_one(MDB_cursor *c);
+/* freelist_save.c: write FREE_DBI at commit (consumed records out, freed pages in). */
+int freelist_save(MDB_txn *txn);
 
 /* ============================== L6: txn, dbi, env ================================== */
 int txn_begin(MDB_env *env, MDB_txn *parent, unsigned flags, MDB_txn **out);
