@@ -13,7 +13,8 @@
 #                 a directory's whole runner script (T=core, T=unit); with `make asan`'s
 #                 sanitizers: make ctest-one T=NAME ASAN=1
 #   make lib-check  the exported-symbol check of libmdbcore.so (56 names, nothing unresolved)
-#   make lint     ruff check + ruff format --check of the Python code (no build needed)
+#   make lint     ruff check + ruff format --check of the Python code, and the engine's
+#                 layer check (tools/check_layers.py; compiles the core's objects first)
 #
 # The library under test (docs/building.md):
 #   LMDB_IMPL=mdb     (default) our engine: build/libmdbcore.so
@@ -429,11 +430,15 @@ bench-py: lib
 # `make lint`: ruff's linter and a formatting check over all the Python (pyproject.toml's
 # [tool.ruff] settings), run as $(PYTHON) -m ruff, so CI's PYTHON=.venv/bin/python uses
 # the ruff that .ci/setup installs there.  Fix with `ruff check --fix` / `ruff format`.
-LINT_DIRS := $(wildcard python cli tests bench lab)
+# Then the engine's layer map (tools/check_layers.py, the list in src/mdbcore/core.h): no
+# call into a higher layer, every file listed, names and prototypes where they belong.  It
+# reads the objects with nm, so lint compiles them first (the same ones `make lib` links).
+LINT_DIRS := $(wildcard python cli tests bench lab tools)
 .PHONY: lint
-lint:
+lint: $(CORE_OBJ)
 	$(PYTHON) -m ruff check $(LINT_DIRS)
 	$(PYTHON) -m ruff format --check $(LINT_DIRS)
+	$(PYTHON) tools/check_layers.py --src src/mdbcore --obj $(BUILD)/obj
 
 # ======================================================================================
 # Fuzzing (fuzz/, docs/fuzzing.md; issue 12): libFuzzer harnesses built by Debian's clang
