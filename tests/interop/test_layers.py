@@ -8,6 +8,7 @@ directory), so these also show that nm sees calls made through core.h's inline h
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -176,3 +177,17 @@ def test_unlisted_file_fails(tree):
     os.remove(src / "page_cow.c")
     rc, out = run_tool(str(src), str(obj))
     assert "list: core.h's layer list names page_cow.c, which does not exist" in out
+
+
+def test_design_source_map_agrees():
+    """docs/design.md's Source map gives each .c file the layer core.h's list gives it."""
+    lm = check_layers.parse_layer_list(os.path.join(SRC, "core.h"))
+    text = open(os.path.join(ROOT, "docs", "design.md"), encoding="utf-8").read()
+    section = text[text.index("## Source map") :]
+    section = section[: section.index("\n## ", 1)]
+    doc = {}
+    for row in re.finditer(r"^\| L(\d)[^|]*\|([^|]*)\|", section, re.M):
+        for name in re.findall(r"`(\w+)\.c`", row.group(2)):
+            assert name not in doc, f"{name}.c twice in the Source map"
+            doc[name] = int(row.group(1))
+    assert doc == lm.layer
