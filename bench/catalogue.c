@@ -37,25 +37,9 @@
 #define KEY_SIZE 16
 #define DUPS_PER_KEY 16
 
-static void die(const char *what, int rc)
-{
-    fprintf(stderr, "catalogue: %s: %s\n", what, rc ? mdb_strerror(rc) : "failed");
-    exit(2);
-}
-
-#define CHECK(call)                 \
-    do {                            \
-        int rc_ = (call);           \
-        if (rc_)                    \
-            die(#call, rc_);        \
-    } while (0)
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#define BENCH_NAME "catalogue"
+#define BENCH_EXIT 2
+#include "bench.h"
 
 static uint64_t splitmix(uint64_t *s)
 {

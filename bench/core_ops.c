@@ -22,25 +22,9 @@
 #define VALUE_SIZE 100
 #define KEY_SIZE 16
 
-static void die(const char *what, int rc)
-{
-    fprintf(stderr, "core_ops: %s: %s\n", what, mdb_strerror(rc));
-    exit(2);
-}
-
-#define CHECK(call)                 \
-    do {                            \
-        int rc_ = (call);           \
-        if (rc_)                    \
-            die(#call, rc_);        \
-    } while (0)
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#define BENCH_NAME "core_ops"
+#define BENCH_EXIT 2
+#include "bench.h"
 
 static void make_key(uint8_t *k, uint64_t i)
 {
