@@ -92,8 +92,10 @@ static size_t *shuffled(size_t n, uint64_t seed)
     return o;
 }
 
-/* puts records order[0..n) (identity if order is NULL), `batch` per txn */
-static void put_records(const size_t *order, size_t n, size_t batch, unsigned flags, uint64_t gen)
+/* writes records order[0..n) (identity if order is NULL), `batch` per txn: puts them with
+ * flags, or with del set deletes them (the exact pair on DUPSORT) */
+static void write_records(const size_t *order, size_t n, size_t batch, unsigned flags,
+                          uint64_t gen, int del)
 {
     uint8_t k[KEY_SIZE], *v = malloc(cfg.valsize ? cfg.valsize : 1);
     MDB_txn *txn = NULL;
@@ -105,7 +107,10 @@ static void put_records(const size_t *order, size_t n, size_t batch, unsigned fl
         size_t r = order ? order[i] : i;
         make_record(r, gen, k, v);
         MDB_val key = {KEY_SIZE, k}, val = {cfg.valsize, v};
-        CHECK(mdb_put(txn, cfg.dbi, &key, &val, flags));
+        if (del)
+            CHECK(mdb_del(txn, cfg.dbi, &key, cfg.dupsort ? &val : NULL));
+        else
+            CHECK(mdb_put(txn, cfg.dbi, &key, &val, flags));
         if ((i + 1) % batch == 0) {
             CHECK(mdb_txn_commit(txn));
             txn = NULL;
@@ -114,6 +119,11 @@ static void put_records(const size_t *order, size_t n, size_t batch, unsigned fl
     if (txn)
         CHECK(mdb_txn_commit(txn));
     free(v);
+}
+
+static void put_records(const size_t *order, size_t n, size_t batch, unsigned flags, uint64_t gen)
+{
+    write_records(order, n, batch, flags, gen, 0);
 }
 
 static void fill_untimed(void)
@@ -123,24 +133,7 @@ static void fill_untimed(void)
 
 static void delete_records(const size_t *order, size_t n, size_t batch)
 {
-    uint8_t k[KEY_SIZE], *v = malloc(cfg.valsize ? cfg.valsize : 1);
-    MDB_txn *txn = NULL;
-    if (!batch)
-        batch = n ? n : 1;
-    for (size_t i = 0; i < n; i++) {
-        if (!txn)
-            CHECK(mdb_txn_begin(cfg.env, NULL, 0, &txn));
-        make_record(order[i], 0, k, v);
-        MDB_val key = {KEY_SIZE, k}, val = {cfg.valsize, v};
-        CHECK(mdb_del(txn, cfg.dbi, &key, cfg.dupsort ? &val : NULL));
-        if ((i + 1) % batch == 0) {
-            CHECK(mdb_txn_commit(txn));
-            txn = NULL;
-        }
-    }
-    if (txn)
-        CHECK(mdb_txn_commit(txn));
-    free(v);
+    write_records(order, n, batch, 0, 0, 1);
 }
 
 /* one random get: a plain lookup, or on DUPSORT the exact pair with MDB_GET_BOTH */
