@@ -34,6 +34,8 @@
 #undef printf
 #undef putchar
 
+#include "fuzz_common.h"
+
 static char g_work[512], g_dir[600];
 static pid_t g_ref = -1;
 static int g_to_ref = -1, g_from_ref = -1;
@@ -180,10 +182,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    const char *base = getenv("MDB_FUZZ_TMP");
-    if (!base)
-        base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    snprintf(g_work, sizeof g_work, "%s/mdbfuzz-apidiff-%ld", base, (long)getpid());
+    fuzz_work_path(g_work, sizeof g_work, "apidiff", "");
     snprintf(g_dir, sizeof g_dir, "%s/ours", g_work);
     mkdir(g_work, 0700);
     mkdir(g_dir, 0700);

@@ -28,14 +28,15 @@
 
 #include <lmdb.h>
 
-#define CHECK(x)                                                                           \
-    do {                                                                                   \
-        int rc_ = (x);                                                                     \
-        if (rc_) {                                                                         \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, mdb_strerror(rc_)); \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
+/* CHECK(call): a failing LMDB call ends the program, "FILE:LINE: call: message". */
+static void check_rc(int rc, const char *file, int line, const char *call)
+{
+    if (!rc)
+        return;
+    fprintf(stderr, "%s:%d: %s: %s\n", file, line, call, mdb_strerror(rc));
+    exit(1);
+}
+#define CHECK(x) check_rc((x), __FILE__, __LINE__, #x)
 
 static char path[4096];
 
