@@ -39,7 +39,7 @@ if [ -n "$LIB" ]; then
 else
     OSRC="$S/os_posix.c $S/os_fault.c"
     LSRC="$S/lockfile.c $S/readers.c $S/os_posix.c $S/os_fault.c"
-    CSRC="$S/check.c $S/walk.c $S/os_posix.c tests/c/unit/tools/stub_engine.c"
+    CSRC="$S/check.c $S/walk.c $S/cmp.c $S/os_posix.c tests/c/unit/tools/stub_engine.c"
     LINK=""
 fi
 
