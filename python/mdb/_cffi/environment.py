@@ -21,7 +21,9 @@ from ._ffi import (
     HAVE_CHECK,
     _envs,
     _op,
+    _out_call,
     _raise,
+    _stat_dict,
     _thread_id,
     _unpack,
     _wrote,
@@ -435,27 +437,13 @@ class Environment:
     def stat(self) -> dict[str, int]:
         """Statistics of the main database."""
         self._check()
-        st = ffi.new("MDB_stat *")
-        rc = lib.mdb_env_stat(self._env, st)
-        if rc:
-            _raise("mdb_env_stat", rc)
-        return _common.stat_dict(
-            st.ms_psize,
-            st.ms_depth,
-            st.ms_branch_pages,
-            st.ms_leaf_pages,
-            st.ms_overflow_pages,
-            st.ms_entries,
-        )
+        return _stat_dict(_out_call("mdb_env_stat", "MDB_stat *", lib.mdb_env_stat, self._env))
 
     @_op
     def info(self) -> dict[str, int]:
         """Environment information."""
         self._check()
-        i = ffi.new("MDB_envinfo *")
-        rc = lib.mdb_env_info(self._env, i)
-        if rc:
-            _raise("mdb_env_info", rc)
+        i = _out_call("mdb_env_info", "MDB_envinfo *", lib.mdb_env_info, self._env)
         age = None
         if HAVE_CHECK:
             # no read txn (flag 2): info() must not take a reader slot; the pages each
@@ -491,21 +479,15 @@ class Environment:
     def flags(self) -> dict[str, bool]:
         """The open flags."""
         self._check()
-        fp = ffi.new("unsigned int *")
-        rc = lib.mdb_env_get_flags(self._env, fp)
-        if rc:
-            _raise("mdb_env_get_flags", rc)
-        return _common.env_flags_dict(fp[0])
+        f = _out_call("mdb_env_get_flags", "unsigned int *", lib.mdb_env_get_flags, self._env)
+        return _common.env_flags_dict(f)
 
     @_op
     def path(self) -> str:
         """The path given at open."""
         self._check()
-        pp = ffi.new("const char **")
-        rc = lib.mdb_env_get_path(self._env, pp)
-        if rc:
-            _raise("mdb_env_get_path", rc)
-        return os.fsdecode(ffi.string(pp[0]))
+        p = _out_call("mdb_env_get_path", "const char **", lib.mdb_env_get_path, self._env)
+        return os.fsdecode(ffi.string(p))
 
     @_op
     def max_key_size(self) -> int:
@@ -517,11 +499,8 @@ class Environment:
     def max_readers(self) -> int:
         """Size of the reader table."""
         self._check()
-        p = ffi.new("unsigned int *")
-        rc = lib.mdb_env_get_maxreaders(self._env, p)
-        if rc:
-            _raise("mdb_env_get_maxreaders", rc)
-        return int(p[0])
+        fn = lib.mdb_env_get_maxreaders
+        return int(_out_call("mdb_env_get_maxreaders", "unsigned int *", fn, self._env))
 
     @_op
     def readers(self, detail: bool = False) -> Any:
@@ -548,11 +527,7 @@ class Environment:
     def reader_check(self) -> int:
         """Clear stale reader slots; returns how many were cleared."""
         self._check()
-        p = ffi.new("int *")
-        rc = lib.mdb_reader_check(self._env, p)
-        if rc:
-            _raise("mdb_reader_check", rc)
-        return int(p[0])
+        return int(_out_call("mdb_reader_check", "int *", lib.mdb_reader_check, self._env))
 
     @_op
     def sync(self, force: bool = False) -> None:
