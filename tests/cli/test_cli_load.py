@@ -9,6 +9,7 @@ import pty
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -292,13 +293,9 @@ def test_append_mode_for_sorted_input_and_not_for_unsorted(run, tmp_path: Path) 
     assert len(read_db(tmp_path / "a")) == 151
 
 
-def test_integerkey_append_uses_native_order(run, tmp_path: Path) -> None:
-    keys = [i.to_bytes(8, sys.byteorder) for i in (1, 2, 256, 65536, 1 << 40)]
-    lines = b"".join(
-        json.dumps({"key_b64": base64.b64encode(k).decode(), "value": "v"}).encode() + b"\n"
-        for k in keys
-    )
-    res = run(
+def load_integerkey(run: Any, tmp_path: Path, lines: bytes) -> Any:
+    """`load --format jsonl --db-flag integerkey -s i` of lines into tmp_path/e."""
+    return run(
         "load",
         "--format",
         "jsonl",
@@ -309,6 +306,15 @@ def test_integerkey_append_uses_native_order(run, tmp_path: Path) -> None:
         str(tmp_path / "e"),
         input=lines,
     )
+
+
+def test_integerkey_append_uses_native_order(run, tmp_path: Path) -> None:
+    keys = [i.to_bytes(8, sys.byteorder) for i in (1, 2, 256, 65536, 1 << 40)]
+    lines = b"".join(
+        json.dumps({"key_b64": base64.b64encode(k).decode(), "value": "v"}).encode() + b"\n"
+        for k in keys
+    )
+    res = load_integerkey(run, tmp_path, lines)
     assert res.exit_code == 0, res.stderr
     # one batch into an empty database: bulk-loaded by the mdb engine, appended by py-lmdb
     assert ("bulk mode" if engine.name() == "mdb" else "append mode") in res.stderr
@@ -316,17 +322,7 @@ def test_integerkey_append_uses_native_order(run, tmp_path: Path) -> None:
 
 
 def test_integerkey_rejects_odd_sizes(run, tmp_path: Path) -> None:
-    res = run(
-        "load",
-        "--format",
-        "jsonl",
-        "--db-flag",
-        "integerkey",
-        "-s",
-        "i",
-        str(tmp_path / "e"),
-        input=b'{"key":"abc","value":"v"}\n',
-    )
+    res = load_integerkey(run, tmp_path, b'{"key":"abc","value":"v"}\n')
     assert res.exit_code == 1
     assert "line 1" in res.stderr and "4 or 8 bytes" in res.stderr
 

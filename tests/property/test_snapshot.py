@@ -241,32 +241,31 @@ def have_pkg():
 KINDS = (["pkg"] if have_pkg() else []) + ["ffi"]
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_reader_threads_see_their_snapshot(kind, tmp_path_factory):
-    d = str(tmp_path_factory.mktemp("snap-" + kind))
+def check_schedules(kind, d, size, strategy, threads, procs, what):
+    """Every schedule hypothesis draws from strategy, run by with_env with `threads` reader
+    threads and `procs` reader processes, keeps every reader on its snapshot."""
 
-    @settings(max_examples=H.size("snapshot"))
-    @given(schedule=schedule_strategy(4, 60 if H.LONG else 40))
+    @settings(max_examples=H.size(size))
+    @given(schedule=strategy)
     def prop(schedule):
-        bad = with_env(kind, d, 4, 0, schedule)
-        H.count("snapshot: schedules (threads)")
+        bad = with_env(kind, d, threads, procs, schedule)
+        H.count(f"snapshot: schedules ({what})")
         assert not bad, "\n".join(bad[:5])
 
     prop()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_reader_threads_see_their_snapshot(kind, tmp_path_factory):
+    d = str(tmp_path_factory.mktemp("snap-" + kind))
+    strategy = schedule_strategy(4, 60 if H.LONG else 40)
+    check_schedules(kind, d, "snapshot", strategy, 4, 0, "threads")
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_reader_processes_see_their_snapshot(kind, tmp_path_factory):
     d = str(tmp_path_factory.mktemp("snapp-" + kind))
-
-    @settings(max_examples=H.size("snapshot_proc"))
-    @given(schedule=schedule_strategy(3, 40))
-    def prop(schedule):
-        bad = with_env(kind, d, 1, 2, schedule)
-        H.count("snapshot: schedules (processes)")
-        assert not bad, "\n".join(bad[:5])
-
-    prop()
+    check_schedules(kind, d, "snapshot_proc", schedule_strategy(3, 40), 1, 2, "processes")
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -110,6 +110,8 @@ DUP_OPS = [
     "set_range_dup",
     "count",
 ]
+# the moves from the current position (not modelled when the position is not)
+RELATIVE_OPS = {"next", "prev"} | set(DUP_OPS) - {"set_key_dup", "set_range_dup"}
 
 
 class EnvMachine(RuleBasedStateMachine):
@@ -330,17 +332,7 @@ class EnvMachine(RuleBasedStateMachine):
         dup_op = op in DUP_OPS
         if dup_op and not mdl.dupsort:
             return
-        relative = op in (
-            "next",
-            "prev",
-            "first_dup",
-            "last_dup",
-            "next_dup",
-            "prev_dup",
-            "next_nodup",
-            "prev_nodup",
-            "count",
-        )
+        relative = op in RELATIVE_OPS
         if relative and not isinstance(pos, tuple):
             return  # position not modelled (see module docstring)
         i = mdl.index_of(pos) if isinstance(pos, tuple) else None
