@@ -48,6 +48,16 @@ def make_ops(txn_no, spec):
     return out
 
 
+def apply_ops(model, ops):
+    """The model after a commit of ops: None deletes the key."""
+    for k, v in ops:
+        if v is None:
+            model.pop(k, None)
+        else:
+            model[k] = v
+    return model
+
+
 class ThreadReader:
     """A reader in its own thread, driven by commands (begin/read/end)."""
 
@@ -152,13 +162,8 @@ def run_schedule(eng, readers, schedule):
         kind, arg = ev
         if kind == "commit":
             commits += 1
-            trial = dict(model)
             ops = make_ops(commits, arg)
-            for k, v in ops:
-                if v is None:
-                    trial.pop(k, None)
-                else:
-                    trial[k] = v
+            trial = apply_ops(dict(model), ops)
             tid = commit_watched(eng, ops)
             model = trial
             last = eng.last_txnid()
@@ -304,11 +309,7 @@ def test_free_running_readers(kind, tmp_path):
         for i in range(1, (400 if H.LONG else 60) + 1):
             spec = [(rng.randrange(NKEYS), rng.choice(SIZES + [None])) for _ in range(20)]
             ops = make_ops(i, spec)
-            for k, v in ops:
-                if v is None:
-                    model.pop(k, None)
-                else:
-                    model[k] = v
+            apply_ops(model, ops)
             # publish the state before the commit: a reader may begin on it at once
             with lock:
                 states[eng.last_txnid() + 1] = digest_model(model)

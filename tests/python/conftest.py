@@ -61,3 +61,11 @@ CURSOR_STEPS = (
     "first_dup",
     "last_dup",
 )
+CURSOR_ITERS = (
+    "iternext",
+    "iterprev",
+    "iternext_dup",
+    "iterprev_dup",
+    "iternext_nodup",
+    "iterprev_nodup",
+)

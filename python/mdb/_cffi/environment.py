@@ -351,12 +351,7 @@ class Environment:
             ro_create = True
         own = None
         if txn is not None:
-            if not isinstance(txn, Transaction):
-                raise TypeError("txn must be a Transaction")
-            txn._check()
-            if txn.env is not self:
-                _raise("mdb_dbi_open", _EINVAL)  # a transaction of another Environment
-            t = txn._txn
+            t = self._callers_txn(txn)
         else:
             write = not self._readonly
             if write and self._write_txns and self._writer == _thread_id():
@@ -364,11 +359,7 @@ class Environment:
                     "open_db() needs a write transaction but this thread already has one: "
                     "pass it as open_db(..., txn=txn)"
                 )
-            txnp = ffi.new("MDB_txn **")
-            rc = lib.mdb_txn_begin(self._env, ffi.NULL, 0 if write else lib.MDB_RDONLY, txnp)
-            if rc:
-                _raise("mdb_txn_begin", rc)
-            own = t = txnp[0]
+            own = t = self._own_txn(write)
         dbip = ffi.new("MDB_dbi *")
         flp = ffi.new("unsigned int *")
         rc = lib.mdb_dbi_open(t, key, flags, dbip)
@@ -392,24 +383,32 @@ class Environment:
         self._dbs[key] = db
         return db
 
+    def _callers_txn(self, txn: Any) -> Any:
+        """The engine handle of txn=, a live Transaction of this Environment (open_db, dbs)."""
+        if not isinstance(txn, Transaction):
+            raise TypeError("txn must be a Transaction")
+        txn._check()
+        if txn.env is not self:
+            _raise("mdb_dbi_open", _EINVAL)  # a transaction of another Environment
+        return txn._txn
+
+    def _own_txn(self, write: bool) -> Any:
+        """A top-level engine transaction of open_db/dbs's own (the caller ends it)."""
+        txnp = ffi.new("MDB_txn **")
+        rc = lib.mdb_txn_begin(self._env, ffi.NULL, 0 if write else lib.MDB_RDONLY, txnp)
+        if rc:
+            _raise("mdb_txn_begin", rc)
+        return txnp[0]
+
     @_op
     def dbs(self, txn: Transaction | None = None) -> list[bytes]:
         """Names of the named databases."""
         self._check()
         own = None
         if txn is not None:
-            if not isinstance(txn, Transaction):
-                raise TypeError("txn must be a Transaction")
-            txn._check()
-            if txn.env is not self:
-                _raise("mdb_dbi_open", _EINVAL)  # a transaction of another Environment
-            t = txn._txn
+            t = self._callers_txn(txn)
         else:
-            txnp = ffi.new("MDB_txn **")
-            rc = lib.mdb_txn_begin(self._env, ffi.NULL, lib.MDB_RDONLY, txnp)
-            if rc:
-                _raise("mdb_txn_begin", rc)
-            own = t = txnp[0]
+            own = t = self._own_txn(False)
         out: list[bytes] = []
         try:
             curp = ffi.new("MDB_cursor **")
