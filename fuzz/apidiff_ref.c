@@ -22,28 +22,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* All n bytes read into buf (out 0) or written from it (out 1); -1 on error or EOF. */
-static int io_full(int fd, void *buf, size_t n, int out)
-{
-    char *p = buf;
-    while (n) {
-        ssize_t r = out ? write(fd, p, n) : read(fd, p, n);
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
+#include "fuzz_common.h"
 
 static int read_full(int fd, void *buf, size_t n)
 {
-    return io_full(fd, buf, n, 0);
+    return fuzz_io_full(fd, buf, n, 0);
 }
 
 static int write_full(int fd, const void *buf, size_t n)
 {
-    return io_full(fd, (void *)buf, n, 1);
+    return fuzz_io_full(fd, (void *)buf, n, 1);
 }
 
 int main(int argc, char **argv)
