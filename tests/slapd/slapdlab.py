@@ -11,7 +11,6 @@ back_mdb recorded with LD_DEBUG=bindings.  Everything lives in a private temp di
 import os
 import random
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -266,14 +265,7 @@ def normalise_slapcat(text, ldif_values):
 
 
 def stop(proc, timeout=15):
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-    return proc.returncode
+    return lab_slapd.interrupt(proc, timeout)
 
 
 def run_scenario(impl, n=10000, seed=1, workdir=None, keep=False):
