@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from .. import _common, _registry
 from ..errors import Error, _closed, _forked
@@ -536,25 +536,25 @@ class Environment:
         if rc:
             _raise("mdb_env_sync", rc)
 
+    def _copy(self, name: str, fn: Any, dest: Callable[[], Any], compact: bool, txn: Any) -> None:
+        """copy() and copyfd(): fn (mdb_env_copy2 / mdb_env_copyfd2) to dest(), which
+        converts the argument after the checks, as py-lmdb's order has it."""
+        if txn is not None:
+            raise TypeError(f"{name}(txn=) needs an engine with mdb_env_copy3; not supported")
+        self._check()
+        rc = fn(self._env, dest(), lib.MDB_CP_COMPACT if compact else 0)
+        if rc:
+            _raise(fn.__name__, rc)
+
     @_op
     def copy(self, path: Any, compact: bool = False, txn: Any = None) -> None:
         """Copy the environment into directory ``path``."""
-        if txn is not None:
-            raise TypeError("copy(txn=) needs an engine with mdb_env_copy3; not supported")
-        self._check()
-        rc = lib.mdb_env_copy2(self._env, os.fsencode(path), lib.MDB_CP_COMPACT if compact else 0)
-        if rc:
-            _raise("mdb_env_copy2", rc)
+        self._copy("copy", lib.mdb_env_copy2, lambda: os.fsencode(path), compact, txn)
 
     @_op
     def copyfd(self, fd: int, compact: bool = False, txn: Any = None) -> None:
         """Copy the environment to file descriptor ``fd``."""
-        if txn is not None:
-            raise TypeError("copyfd(txn=) needs an engine with mdb_env_copy3; not supported")
-        self._check()
-        rc = lib.mdb_env_copyfd2(self._env, fd, lib.MDB_CP_COMPACT if compact else 0)
-        if rc:
-            _raise("mdb_env_copyfd2", rc)
+        self._copy("copyfd", lib.mdb_env_copyfd2, lambda: fd, compact, txn)
 
     def set_mapsize(self, map_size: int) -> None:
         """Resize the map; refused while a write txn or buffers=True values are alive."""
