@@ -360,25 +360,15 @@ def long_reader_schedule(nreaders):
 def test_mutation_reuse_under_reader_is_caught(tmp_path, readers):
     lib, C = _mutation_lib()
     nt, npr = (1, 0) if readers == "thread" else (0, 1)
-    # sanity: the same schedule is clean without the mutation
-    assert not with_env(
-        "ffi",
-        str(tmp_path),
-        nt,
-        npr,
-        long_reader_schedule(1),
-        "pkg" if readers == "process" and have_pkg() else "ffi",
-    )
+    reader_kind = "pkg" if readers == "process" and have_pkg() else "ffi"
+
+    def run():
+        return with_env("ffi", str(tmp_path), nt, npr, long_reader_schedule(1), reader_kind)
+
+    assert not run()  # sanity: the same schedule is clean without the mutation
     old = lib.set_mutation(C.MUT_IGNORE_READERS)
     try:
-        bad = with_env(
-            "ffi",
-            str(tmp_path),
-            nt,
-            npr,
-            long_reader_schedule(1),
-            "pkg" if readers == "process" and have_pkg() else "ffi",
-        )
+        bad = run()
     finally:
         lib.set_mutation(old)
     H.count(f"mutation: snapshot violations found (reuse under reader, {readers})", len(bad))

@@ -203,12 +203,16 @@ class EnvMachine(RuleBasedStateMachine):
         parent = self.top[0]
         self.stack.append((self.env.begin(write=True, parent=parent), self.top[1].clone()))
 
+    def _end_top(self):
+        """commit/abort: the innermost (txn, model), popped after its cursors are closed."""
+        self.step()
+        self._close_cursors()
+        return self.stack.pop()
+
     @precondition(lambda self: self.stack)
     @rule()
     def commit(self):
-        self.step()
-        self._close_cursors()
-        t, m = self.stack.pop()
+        t, m = self._end_top()
         t.commit()
         if self.stack:
             self.stack[-1] = (self.stack[-1][0], m)
@@ -218,9 +222,7 @@ class EnvMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.stack)
     @rule()
     def abort(self):
-        self.step()
-        self._close_cursors()
-        t, _ = self.stack.pop()
+        t, _ = self._end_top()
         t.abort()
 
     @precondition(lambda self: not self.stack)

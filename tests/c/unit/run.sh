@@ -6,7 +6,7 @@
 # tools/ holds mdbcheck.c (the standalone checker) and stub_engine.c; they live one level
 # down so the top Makefile's tests/c/*/*.c rules do not treat them as tests or helpers.
 # By default the tests are compiled straight from the sources they test (os_posix.c,
-# os_fault.c, lockfile.c, readers.c, walk.c, check.c), with stub_engine.c standing in for
+# os_fault.c, lockfile.c, readers.c, walk.c, cmp.c, check.c), with stub_engine.c standing in for
 # the two engine calls check.c makes, so they run before the engine links.  --lib links
 # them against a built archive instead (no stub).  --asan adds ASan+UBSan.  The lock-file
 # tests need Debian's liblmdb (-llmdb) for lmdb_helper; test_mdbcheck.py needs python3
