@@ -334,23 +334,19 @@ def test_map_grows_when_full(run, tmp_path: Path) -> None:
     assert len(read_db(tmp_path / "e")) == 3000
 
 
+def load_into_256k(run: Any, tmp_path: Path, *opts: str, verbose: bool = False) -> Any:
+    """3,000 JSON records of 500-byte values loaded into tmp_path/e with a 256 KiB map."""
+    lines = b"".join(b'{"key":"k%05d","value":"%s"}\n' % (i, b"x" * 500) for i in range(3000))
+    args = ["-v"] if verbose else []
+    args += ["load", "--format", "jsonl", "--map-size", "256K", *opts, str(tmp_path / "e")]
+    return run(*args, input=lines)
+
+
 @pytest.mark.skipif(not engine.has_growing_map(), reason="a growing map needs the mdb core")
 def test_mdb_map_grows_in_place_without_retrying(run, tmp_path: Path) -> None:
     # 3,000 records of 500 bytes in one batch into a 256 KiB map: no map-full retry (the
     # debug log would say "map full at"), and the grown size is in the file
-    lines = b"".join(b'{"key":"k%05d","value":"%s"}\n' % (i, b"x" * 500) for i in range(3000))
-    res = run(
-        "-v",
-        "load",
-        "--format",
-        "jsonl",
-        "--map-size",
-        "256K",
-        "--batch-size",
-        "0",
-        str(tmp_path / "e"),
-        input=lines,
-    )
+    res = load_into_256k(run, tmp_path, "--batch-size", "0", verbose=True)
     assert res.exit_code == 0, res.stderr
     assert "map full at" not in res.stderr
     assert len(read_db(tmp_path / "e")) == 3000
@@ -360,17 +356,7 @@ def test_mdb_map_grows_in_place_without_retrying(run, tmp_path: Path) -> None:
 
 
 def test_map_full_without_grow_says_what_size_to_ask_for(run, tmp_path: Path) -> None:
-    lines = b"".join(b'{"key":"k%05d","value":"%s"}\n' % (i, b"x" * 500) for i in range(3000))
-    res = run(
-        "load",
-        "--format",
-        "jsonl",
-        "--map-size",
-        "256K",
-        "--no-grow",
-        str(tmp_path / "e"),
-        input=lines,
-    )
+    res = load_into_256k(run, tmp_path, "--no-grow")
     assert res.exit_code == 1
     assert "the map is full at 262144 bytes" in res.stderr
     assert "--map-size 524288" in res.stderr
