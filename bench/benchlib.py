@@ -54,3 +54,16 @@ def build(src, lib, opt="-O2", root=None):
 def ratio_summary(ratios):
     """'median (min..max)' of per-round ratios."""
     return f"{statistics.median(ratios):.2f} ({min(ratios):.2f}..{max(ratios):.2f})"
+
+
+def print_round(rnd, results):
+    """'# round N: name 1.23M 4.56M ...  name ...': a round's operations per second (in
+    millions) for each name of results (name -> {operation: ops per second})."""
+    print(
+        f"# round {rnd + 1}: "
+        + "  ".join(
+            f"{name} " + " ".join(f"{v / 1e6:.2f}M" for v in ops.values())
+            for name, ops in results.items()
+        ),
+        flush=True,
+    )

@@ -25,14 +25,8 @@
 #define KLEN 16
 #define VLEN 100
 
-#define CHECK(x)                                                                           \
-    do {                                                                                   \
-        int rc_ = (x);                                                                     \
-        if (rc_) {                                                                         \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, mdb_strerror(rc_)); \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
+#define BENCH_NAME "bulk_load"
+#include "bench.h"
 
 /* Record i: an 8-byte zero prefix then i big-endian, so byte order is numeric order. */
 static void make_key(unsigned char *k, uint64_t i)
@@ -70,12 +64,6 @@ static int next_record(void *ctx, MDB_val *key, MDB_val *data)
 }
 #endif
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 int main(int argc, char **argv)
 {

@@ -64,6 +64,26 @@ def load_sorted(txn: Any, recs: list[tuple[bytes, bytes]]) -> None:
     txn.load_sorted(recs)
 
 
+def report(
+    times: dict[str, list[float]],
+    n: int,
+    base_name: str,
+    vs: str,
+    width: int,
+    extra: dict[str, str],
+) -> None:
+    """One line per run (in the order of times): median seconds, records per second, the
+    speed-up against base_name's round by round, and extra[name]."""
+    base = times[base_name]
+    for name, secs in times.items():
+        med = statistics.median(secs)
+        ratios = [b / t for b, t in zip(base, secs)]
+        print(
+            f"  {name:{width}s} median {med:6.3f} s  {n / med / 1e6:5.2f} M rec/s  "
+            f"speed-up vs {vs} {ratio_summary(ratios)}  {extra[name]}"
+        )
+
+
 def python_part(n: int, rounds: int, work: str) -> None:
     import lmdb
 
@@ -86,14 +106,8 @@ def python_part(n: int, rounds: int, work: str) -> None:
         for name, fn, mod in order:
             secs, pages[name] = py_round(name, fn, mod, path, recs)
             times[name].append(secs)
-    base = times["py-lmdb put(append=True)"]
-    for name, _f, _m in runs:
-        med = statistics.median(times[name])
-        ratios = [b / t for b, t in zip(base, times[name])]
-        print(
-            f"  {name:26s} median {med:6.3f} s  {n / med / 1e6:5.2f} M rec/s  "
-            f"speed-up vs py-lmdb {ratio_summary(ratios)}  pages {pages[name]}"
-        )
+    extra = {name: f"pages {pages[name]}" for name in pages}
+    report(times, n, "py-lmdb put(append=True)", "py-lmdb", 26, extra)
 
 
 def build_ours_bulk() -> str:
@@ -148,14 +162,7 @@ def c_part(n: int, rounds: int, work: str) -> None:
             times[name].append(secs)
             lines[name] = out.split(", ", 1)[1]
             shutil.rmtree(path, ignore_errors=True)
-    base = times["LMDB MDB_APPEND loop"]
-    for name, _c in runs:
-        med = statistics.median(times[name])
-        ratios = [b / t for b, t in zip(base, times[name])]
-        print(
-            f"  {name:24s} median {med:6.3f} s  {n / med / 1e6:5.2f} M rec/s  "
-            f"speed-up vs LMDB {ratio_summary(ratios)}  {lines[name]}"
-        )
+    report(times, n, "LMDB MDB_APPEND loop", "LMDB", 24, lines)
 
 
 def main() -> None:

@@ -34,11 +34,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#define BENCH_NAME "catalogue"
-#include "bench.h"
-
 #define KEY_SIZE 16
 #define DUPS_PER_KEY 16
+
+#define BENCH_NAME "catalogue"
+#define BENCH_EXIT 2
+#include "bench.h"
 
 static uint64_t splitmix(uint64_t *s)
 {
@@ -91,8 +92,10 @@ static size_t *shuffled(size_t n, uint64_t seed)
     return o;
 }
 
-/* puts records order[0..n) (identity if order is NULL), `batch` per txn */
-static void put_records(const size_t *order, size_t n, size_t batch, unsigned flags, uint64_t gen)
+/* writes records order[0..n) (identity if order is NULL), `batch` per txn: puts them with
+ * flags, or with del set deletes them (the exact pair on DUPSORT) */
+static void write_records(const size_t *order, size_t n, size_t batch, unsigned flags,
+                          uint64_t gen, int del)
 {
     uint8_t k[KEY_SIZE], *v = malloc(cfg.valsize ? cfg.valsize : 1);
     MDB_txn *txn = NULL;
@@ -104,7 +107,10 @@ static void put_records(const size_t *order, size_t n, size_t batch, unsigned fl
         size_t r = order ? order[i] : i;
         make_record(r, gen, k, v);
         MDB_val key = {KEY_SIZE, k}, val = {cfg.valsize, v};
-        CHECK(mdb_put(txn, cfg.dbi, &key, &val, flags));
+        if (del)
+            CHECK(mdb_del(txn, cfg.dbi, &key, cfg.dupsort ? &val : NULL));
+        else
+            CHECK(mdb_put(txn, cfg.dbi, &key, &val, flags));
         if ((i + 1) % batch == 0) {
             CHECK(mdb_txn_commit(txn));
             txn = NULL;
@@ -113,6 +119,11 @@ static void put_records(const size_t *order, size_t n, size_t batch, unsigned fl
     if (txn)
         CHECK(mdb_txn_commit(txn));
     free(v);
+}
+
+static void put_records(const size_t *order, size_t n, size_t batch, unsigned flags, uint64_t gen)
+{
+    write_records(order, n, batch, flags, gen, 0);
 }
 
 static void fill_untimed(void)
@@ -122,24 +133,7 @@ static void fill_untimed(void)
 
 static void delete_records(const size_t *order, size_t n, size_t batch)
 {
-    uint8_t k[KEY_SIZE], *v = malloc(cfg.valsize ? cfg.valsize : 1);
-    MDB_txn *txn = NULL;
-    if (!batch)
-        batch = n ? n : 1;
-    for (size_t i = 0; i < n; i++) {
-        if (!txn)
-            CHECK(mdb_txn_begin(cfg.env, NULL, 0, &txn));
-        make_record(order[i], 0, k, v);
-        MDB_val key = {KEY_SIZE, k}, val = {cfg.valsize, v};
-        CHECK(mdb_del(txn, cfg.dbi, &key, cfg.dupsort ? &val : NULL));
-        if ((i + 1) % batch == 0) {
-            CHECK(mdb_txn_commit(txn));
-            txn = NULL;
-        }
-    }
-    if (txn)
-        CHECK(mdb_txn_commit(txn));
-    free(v);
+    write_records(order, n, batch, 0, 0, 1);
 }
 
 /* one random get: a plain lookup, or on DUPSORT the exact pair with MDB_GET_BOTH */
@@ -159,14 +153,22 @@ static void get_record(MDB_txn *txn, MDB_cursor *cur, size_t r, uint8_t *k, uint
         die("get: wrong value", 0);
 }
 
+/* A cursor on dbi in a new read txn (mdb_cursor_txn gives it back). */
+static MDB_cursor *open_reader(MDB_dbi dbi)
+{
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    CHECK(mdb_txn_begin(cfg.env, NULL, MDB_RDONLY, &txn));
+    CHECK(mdb_cursor_open(txn, dbi, &cur));
+    return cur;
+}
+
 /* `count` random gets starting at position `first` of `order`, a fresh snapshot every 100 */
 static size_t read_random(const size_t *order, size_t first, size_t count)
 {
     uint8_t k[KEY_SIZE], *v = malloc(cfg.valsize ? cfg.valsize : 1);
-    MDB_txn *txn;
-    MDB_cursor *cur;
-    CHECK(mdb_txn_begin(cfg.env, NULL, MDB_RDONLY, &txn));
-    CHECK(mdb_cursor_open(txn, cfg.dbi, &cur));
+    MDB_cursor *cur = open_reader(cfg.dbi);
+    MDB_txn *txn = mdb_cursor_txn(cur);
     for (size_t i = 0; i < count; i++) {
         if (i && i % 100 == 0) {
             mdb_txn_reset(txn);
@@ -183,12 +185,10 @@ static size_t read_random(const size_t *order, size_t first, size_t count)
 
 static size_t scan(MDB_cursor_op first, MDB_cursor_op next)
 {
-    MDB_txn *txn;
-    MDB_cursor *cur;
+    MDB_cursor *cur = open_reader(cfg.dbi);
+    MDB_txn *txn = mdb_cursor_txn(cur);
     MDB_val key, val;
     size_t count = 0, bytes = 0;
-    CHECK(mdb_txn_begin(cfg.env, NULL, MDB_RDONLY, &txn));
-    CHECK(mdb_cursor_open(txn, cfg.dbi, &cur));
     for (int rc = mdb_cursor_get(cur, &key, &val, first); rc == 0;
          rc = mdb_cursor_get(cur, &key, &val, next)) {
         count++;
@@ -205,10 +205,8 @@ static size_t seek_random(void)
 {
     size_t seeks = cfg.n / 10 ? cfg.n / 10 : 1, *order = shuffled(cfg.n, cfg.seed + 7);
     uint8_t k[KEY_SIZE], *v = malloc(cfg.valsize ? cfg.valsize : 1);
-    MDB_txn *txn;
-    MDB_cursor *cur;
-    CHECK(mdb_txn_begin(cfg.env, NULL, MDB_RDONLY, &txn));
-    CHECK(mdb_cursor_open(txn, cfg.dbi, &cur));
+    MDB_cursor *cur = open_reader(cfg.dbi);
+    MDB_txn *txn = mdb_cursor_txn(cur);
     for (size_t i = 0; i < seeks; i++) {
         make_record(order[i], 0, k, v);
         MDB_val key = {KEY_SIZE, k}, val;
@@ -300,12 +298,10 @@ static size_t used_pages(size_t *psize)
     CHECK(mdb_env_info(cfg.env, &info));
     CHECK(mdb_env_stat(cfg.env, &st));
     *psize = st.ms_psize;
-    MDB_txn *txn;
-    MDB_cursor *cur;
+    MDB_cursor *cur = open_reader(0); /* dbi 0: the free list */
+    MDB_txn *txn = mdb_cursor_txn(cur);
     MDB_val key, val;
     size_t free_pages = 0;
-    CHECK(mdb_txn_begin(cfg.env, NULL, MDB_RDONLY, &txn));
-    CHECK(mdb_cursor_open(txn, 0, &cur)); /* dbi 0: the free list */
     for (int rc = mdb_cursor_get(cur, &key, &val, MDB_FIRST); rc == 0;
          rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT)) {
         if (val.mv_size >= sizeof(size_t))

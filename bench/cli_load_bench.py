@@ -161,6 +161,19 @@ def conditions() -> None:
     print(f"# mdb_load: {(mdbv.stdout or mdbv.stderr).strip()}; commit {git_commit()}")
 
 
+def load_cmd(
+    jpath: Path, dest: Path, *extra: str, prog: tuple[str, ...] = ("-m", "mdb_cli")
+) -> list[str]:
+    """mdb-cli load --format jsonl of jpath into dest (extra options before --map-size)."""
+    return [sys.executable, *prog, "load", "--format", "jsonl", *extra] + [
+        "--map-size",
+        str(MAP_SIZE),
+        "-f",
+        str(jpath),
+        str(dest),
+    ]
+
+
 def run_one(n: int, order: str, workdir: Path, tty: bool) -> dict[str, float]:
     t0 = time.perf_counter()
     jpath, dpath = generate(n, order, workdir)
@@ -171,80 +184,21 @@ def run_one(n: int, order: str, workdir: Path, tty: bool) -> dict[str, float]:
     a, b = workdir / f"mdb_load-{order}", workdir / f"mdbcli-{order}"
     a.mkdir()
     t_ref, _ = timed(["mdb_load", "-f", str(dpath), str(a)])
-    t_cli, err = timed(
-        [
-            sys.executable,
-            "-m",
-            "mdb_cli",
-            "load",
-            "--format",
-            "jsonl",
-            "--map-size",
-            str(MAP_SIZE),
-            "-f",
-            str(jpath),
-            str(b),
-        ]
-    )
+    t_cli, err = timed(load_cmd(jpath, b))
     summary = err.decode(errors="replace").strip().splitlines()[-1:] or [""]
     same = content_hash(a) == content_hash(b)
     rows = {"mdb_load (dump)": t_ref, "mdb-cli load (jsonl)": t_cli}
     # Without orjson (an optional speed-up), the stdlib json module parses the lines:
     e = workdir / f"mdbcli-stdjson-{order}"
-    t_std, _ = timed(
-        [
-            sys.executable,
-            "-c",
-            STDLIB_JSON,
-            "load",
-            "--format",
-            "jsonl",
-            "--map-size",
-            str(MAP_SIZE),
-            "-f",
-            str(jpath),
-            str(e),
-        ]
-    )
+    t_std, _ = timed(load_cmd(jpath, e, prog=("-c", STDLIB_JSON)))
     rows["mdb-cli load (jsonl, stdlib json, no orjson)"] = t_std
     # mdb_load 0.9.24 commits (and syncs) every 100 records; the same rhythm for us:
     d = workdir / f"mdbcli-b100-{order}"
-    t_b100, _ = timed(
-        [
-            sys.executable,
-            "-m",
-            "mdb_cli",
-            "load",
-            "--format",
-            "jsonl",
-            "--batch-size",
-            "100",
-            "--map-size",
-            str(MAP_SIZE),
-            "-f",
-            str(jpath),
-            str(d),
-        ]
-    )
+    t_b100, _ = timed(load_cmd(jpath, d, "--batch-size", "100"))
     rows["mdb-cli load (jsonl, --batch-size 100 like mdb_load)"] = t_b100
     if tty:
         c = workdir / f"mdbcli-tty-{order}"
-        t_tty, shown = timed(
-            [
-                sys.executable,
-                "-m",
-                "mdb_cli",
-                "load",
-                "--format",
-                "jsonl",
-                "--map-size",
-                str(MAP_SIZE),
-                "-f",
-                str(jpath),
-                str(c),
-            ],
-            tty=True,
-        )
+        t_tty, shown = timed(load_cmd(jpath, c), tty=True)
         rows["mdb-cli load (jsonl, progress bar on a tty)"] = t_tty
         drew = b"items/s" in shown and b"100%" in shown
         print(f"#   progress bar drawn on the tty: {'yes' if drew else 'NO'}")

@@ -27,21 +27,8 @@
 #define BATCH 1000
 #define VALUE_SIZE 100
 
-#define CHECK(call)                                                                    \
-    do {                                                                               \
-        int rc_ = (call);                                                              \
-        if (rc_) {                                                                     \
-            fprintf(stderr, "key_order: %s: %s\n", #call, mdb_strerror(rc_));          \
-            exit(1);                                                                   \
-        }                                                                              \
-    } while (0)
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#define BENCH_NAME "key_order"
+#include "bench.h"
 
 int main(int argc, char **argv)
 {

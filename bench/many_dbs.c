@@ -43,21 +43,8 @@ static double median(const double *v, unsigned n)
     return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 }
 
-#define CHECK(call)                                                                    \
-    do {                                                                               \
-        int rc_ = (call);                                                              \
-        if (rc_) {                                                                     \
-            fprintf(stderr, "many_dbs: %s: %s\n", #call, mdb_strerror(rc_));           \
-            exit(1);                                                                   \
-        }                                                                              \
-    } while (0)
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#define BENCH_NAME "many_dbs"
+#include "bench.h"
 
 int main(int argc, char **argv)
 {

@@ -31,7 +31,10 @@ import tempfile
 import time
 from typing import Any, Callable
 
-from benchlib import ratio_summary  # bench/ is the script's directory, first on sys.path
+from benchlib import (
+    print_round,
+    ratio_summary,
+)  # bench/ is the script's directory, first on sys.path
 
 
 def impls(names: list[str]) -> dict[str, Any]:
@@ -71,14 +74,14 @@ def run_once(
     try:
         env = mod.open(os.path.join(d, "seq"), map_size=1 << 30)
 
-        def put_seq() -> int:
+        def put_all(env: Any, ks: list[bytes]) -> int:
             with env.begin(write=True) as t:
                 put = t.put
-                for k in keys:
+                for k in ks:
                     put(k, val)
             return n
 
-        res["put sequential"] = timed(put_seq)
+        res["put sequential"] = timed(lambda: put_all(env, keys))
 
         def get_rand() -> int:
             with env.begin() as t:
@@ -100,15 +103,7 @@ def run_once(
         env.close()
 
         env = mod.open(os.path.join(d, "rand"), map_size=1 << 30)
-
-        def put_rand() -> int:
-            with env.begin(write=True) as t:
-                put = t.put
-                for k in order:
-                    put(k, val)
-            return n
-
-        res["put random"] = timed(put_rand)
+        res["put random"] = timed(lambda: put_all(env, order))
         env.close()
     finally:
         shutil.rmtree(d, ignore_errors=True)
@@ -146,14 +141,7 @@ def main() -> int:
         shift = rnd % len(names)
         for name in names[shift:] + names[:shift]:
             runs[name].append(run_once(mods[name], args.n, keys, order, val))
-        print(
-            f"# round {rnd + 1}: "
-            + "  ".join(
-                f"{name} " + " ".join(f"{v / 1e6:.2f}M" for v in runs[name][-1].values())
-                for name in names
-            ),
-            flush=True,
-        )
+        print_round(rnd, {name: runs[name][-1] for name in names})
     ops = list(runs[names[0]][0])
     base = "py-lmdb" if "py-lmdb" in runs else None
     others = [n for n in names if n != base]

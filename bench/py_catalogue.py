@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Any, Iterator, Protocol
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from provenance import BUILD_DIR, base, median_spread, write_jsonl  # noqa: E402
@@ -65,9 +65,34 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-class LmdbStore(Store):
+class KVStore(Store):
+    """A store with db.get(key) (None when absent), an iterator of its records and close()."""
+
+    db: Any
+
+    def _records(self) -> Iterator[Any]:
+        raise NotImplementedError
+
+    def read_random(self, keys: list[bytes]) -> int:
+        get = self.db.get
+        for k in keys:
+            if get(k) is None:
+                raise RuntimeError("missing key")
+        return len(keys)
+
+    def read_seq(self) -> int:
+        n = 0
+        for _k, _v in self._records():
+            n += 1
+        return n
+
+    def close(self) -> None:
+        self.db.close()
+
+
+class LmdbStore(KVStore):
     def __init__(self, mod: Any, path: str):
-        self.env = mod.open(path, map_size=4 << 30, sync=False, metasync=False)
+        self.env = self.db = mod.open(path, map_size=4 << 30, sync=False, metasync=False)
 
     def fill(self, keys: list[bytes], batch: int) -> int:
         for chunk in batches(keys, batch):
@@ -85,15 +110,9 @@ class LmdbStore(Store):
                     raise RuntimeError("missing key")
         return len(keys)
 
-    def read_seq(self) -> int:
-        n = 0
+    def _records(self) -> Iterator[Any]:
         with self.env.begin() as txn:
-            for _k, _v in txn.cursor():
-                n += 1
-        return n
-
-    def close(self) -> None:
-        self.env.close()
+            yield from txn.cursor()
 
 
 class SqliteStore(Store):
@@ -132,7 +151,7 @@ class SqliteStore(Store):
         self.db.close()
 
 
-class LevelStore(Store):
+class LevelStore(KVStore):
     def __init__(self, path: str):
         import plyvel
 
@@ -146,24 +165,11 @@ class LevelStore(Store):
                     put(k, VALUE)
         return len(keys)
 
-    def read_random(self, keys: list[bytes]) -> int:
-        get = self.db.get
-        for k in keys:
-            if get(k) is None:
-                raise RuntimeError("missing key")
-        return len(keys)
-
-    def read_seq(self) -> int:
-        n = 0
-        for _k, _v in self.db.iterator():
-            n += 1
-        return n
-
-    def close(self) -> None:
-        self.db.close()
+    def _records(self) -> Iterator[Any]:
+        return self.db.iterator()
 
 
-class RocksStore(Store):
+class RocksStore(KVStore):
     def __init__(self, path: str):
         from rocksdict import Options, Rdict
 
@@ -180,21 +186,8 @@ class RocksStore(Store):
             self.db.write(wb)
         return len(keys)
 
-    def read_random(self, keys: list[bytes]) -> int:
-        get = self.db.get
-        for k in keys:
-            if get(k) is None:
-                raise RuntimeError("missing key")
-        return len(keys)
-
-    def read_seq(self) -> int:
-        n = 0
-        for _k, _v in self.db.items():
-            n += 1
-        return n
-
-    def close(self) -> None:
-        self.db.close()
+    def _records(self) -> Iterator[Any]:
+        return self.db.items()
 
 
 def open_store(engine: str, path: str) -> Store:

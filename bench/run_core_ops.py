@@ -28,7 +28,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import build, ratio_summary  # noqa: E402
+from benchlib import build, print_round, ratio_summary  # noqa: E402
 
 
 def run(exe, n, seed):
@@ -135,14 +135,7 @@ def main():
     for rnd in range(a.rounds):
         for lib in libs if rnd % 2 == 0 else libs[::-1]:
             res[lib].append(run(exes[lib][0], a.n, a.seed))
-        print(
-            f"# round {rnd + 1}: "
-            + "  ".join(
-                f"{lib} " + " ".join(f"{v / 1e6:.2f}M" for v in res[lib][-1].values())
-                for lib in libs
-            ),
-            flush=True,
-        )
+        print_round(rnd, {lib: res[lib][-1] for lib in libs})
 
     def ratios(op):
         return ratio_summary([x[op] / y[op] for x, y in zip(res[libs[0]], res[libs[1]])])

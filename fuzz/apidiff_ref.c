@@ -22,30 +22,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fuzz_common.h"
+
 static int read_full(int fd, void *buf, size_t n)
 {
-    char *p = buf;
-    while (n) {
-        ssize_t r = read(fd, p, n);
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
+    return fuzz_io_full(fd, buf, n, 0);
 }
 
 static int write_full(int fd, const void *buf, size_t n)
 {
-    const char *p = buf;
-    while (n) {
-        ssize_t r = write(fd, p, n);
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
+    return fuzz_io_full(fd, (void *)buf, n, 1);
 }
 
 int main(int argc, char **argv)

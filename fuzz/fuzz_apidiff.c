@@ -34,6 +34,8 @@
 #undef printf
 #undef putchar
 
+#include "fuzz_common.h"
+
 static char g_work[512], g_dir[600];
 static pid_t g_ref = -1;
 static int g_to_ref = -1, g_from_ref = -1;
@@ -78,19 +80,6 @@ static void stop_ref(void)
     }
 }
 
-static int io_full(int fd, void *buf, size_t n, int writing)
-{
-    char *p = buf;
-    while (n) {
-        ssize_t r = writing ? write(fd, p, n) : read(fd, p, n);
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
 /* The reference transcript of `data`, or NULL when the server could not give one. */
 static char *run_ref(const uint8_t *data, size_t size, int *status, size_t *len)
 {
@@ -98,13 +87,13 @@ static char *run_ref(const uint8_t *data, size_t size, int *status, size_t *len)
         start_ref();
     uint32_t n = (uint32_t)size, olen;
     int32_t st;
-    if (io_full(g_to_ref, &n, 4, 1) || io_full(g_to_ref, (void *)data, size, 1) ||
-        io_full(g_from_ref, &st, 4, 0) || io_full(g_from_ref, &olen, 4, 0)) {
+    if (fuzz_io_full(g_to_ref, &n, 4, 1) || fuzz_io_full(g_to_ref, (void *)data, size, 1) ||
+        fuzz_io_full(g_from_ref, &st, 4, 0) || fuzz_io_full(g_from_ref, &olen, 4, 0)) {
         stop_ref();
         return NULL;
     }
     char *out = malloc(olen + 1);
-    if (!out || io_full(g_from_ref, out, olen, 0)) {
+    if (!out || fuzz_io_full(g_from_ref, out, olen, 0)) {
         free(out);
         stop_ref();
         return NULL;
@@ -180,10 +169,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    const char *base = getenv("MDB_FUZZ_TMP");
-    if (!base)
-        base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    snprintf(g_work, sizeof g_work, "%s/mdbfuzz-apidiff-%ld", base, (long)getpid());
+    fuzz_work_path(g_work, sizeof g_work, "apidiff", "");
     snprintf(g_dir, sizeof g_dir, "%s/ours", g_work);
     mkdir(g_work, 0700);
     mkdir(g_dir, 0700);

@@ -28,6 +28,8 @@
 #include "lmdb.h"
 #include "mdbcore.h"
 
+#include "fuzz_common.h"
+
 #define MAX_STEPS 20000
 #define MAX_DBS 24
 #define MAX_LOOKUPS 64
@@ -48,29 +50,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    const char *base = getenv("MDB_FUZZ_TMP");
-    if (!base)
-        base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    snprintf(g_path, sizeof g_path, "%s/mdbfuzz-datafile-%ld.mdb", base, (long)getpid());
+    fuzz_work_path(g_path, sizeof g_path, "datafile", ".mdb");
     return 0;
 }
 
 static int write_file(const uint8_t *data, size_t size)
 {
-    int fd = open(g_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0)
-        return -1;
-    size_t off = 0;
-    while (off < size) {
-        ssize_t n = write(fd, data + off, size - off);
-        if (n <= 0) {
-            close(fd);
-            return -1;
-        }
-        off += (size_t)n;
-    }
-    close(fd);
-    return 0;
+    return fuzz_write_file(g_path, data, size);
 }
 
 static void check_raw(const uint8_t *data, size_t size)

@@ -27,6 +27,8 @@
 
 #include "lmdb.h"
 
+#include "fuzz_common.h"
+
 static char g_dir[512], g_data_path[600], g_lock_path[600];
 static unsigned char *g_data;
 static size_t g_data_len;
@@ -36,25 +38,6 @@ static size_t g_data_len;
         fprintf(stderr, "fuzz_lockfile: " __VA_ARGS__);                                    \
         exit(2);                                                                           \
     } while (0)
-
-static int write_all(const char *path, const void *buf, size_t len)
-{
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0)
-        return -1;
-    const char *p = buf;
-    size_t off = 0;
-    while (off < len) {
-        ssize_t n = write(fd, p + off, len - off);
-        if (n <= 0) {
-            close(fd);
-            return -1;
-        }
-        off += (size_t)n;
-    }
-    close(fd);
-    return 0;
-}
 
 static void make_data_file(void)
 {
@@ -99,10 +82,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    const char *base = getenv("MDB_FUZZ_TMP");
-    if (!base)
-        base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    snprintf(g_dir, sizeof g_dir, "%s/mdbfuzz-lockfile-%ld", base, (long)getpid());
+    fuzz_work_path(g_dir, sizeof g_dir, "lockfile", "");
     snprintf(g_data_path, sizeof g_data_path, "%s/data.mdb", g_dir);
     snprintf(g_lock_path, sizeof g_lock_path, "%s/lock.mdb", g_dir);
     if (mkdir(g_dir, 0700) != 0 && errno != EEXIST)
@@ -189,9 +169,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(lock, data, size);
     retarget_live_owner(lock, size, 8);  /* reader-table mutex */
     retarget_live_owner(lock, size, 64); /* writer mutex */
-    if (write_all(g_data_path, g_data, g_data_len) != 0)
+    if (fuzz_write_file(g_data_path, g_data, g_data_len) != 0)
         DIE("cannot restore %s\n", g_data_path);
-    if (write_all(g_lock_path, lock, size) != 0)
+    if (fuzz_write_file(g_lock_path, lock, size) != 0)
         DIE("cannot write %s\n", g_lock_path);
     /* Another "user" of the environment: an OFD read lock on byte 0. */
     int fd = open(g_lock_path, O_RDWR);

@@ -28,14 +28,15 @@
 
 #include <lmdb.h>
 
-#define CHECK(x)                                                                           \
-    do {                                                                                   \
-        int rc_ = (x);                                                                     \
-        if (rc_) {                                                                         \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, mdb_strerror(rc_)); \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
+/* CHECK(call): a failing LMDB call ends the program, "FILE:LINE: call: message". */
+static void check_rc(int rc, const char *file, int line, const char *call)
+{
+    if (!rc)
+        return;
+    fprintf(stderr, "%s:%d: %s: %s\n", file, line, call, mdb_strerror(rc));
+    exit(1);
+}
+#define CHECK(x) check_rc((x), __FILE__, __LINE__, #x)
 
 static char path[4096];
 
@@ -74,19 +75,32 @@ static void puts_s(MDB_txn *txn, MDB_dbi dbi, const char *k, const char *v)
     put(txn, dbi, k, strlen(k), v, strlen(v), 0);
 }
 
+/* A write txn of env with the main database opened in *dbi. */
+static MDB_txn *begin_main(MDB_env *env, MDB_dbi *dbi)
+{
+    MDB_txn *txn;
+    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+    CHECK(mdb_dbi_open(txn, NULL, 0, dbi));
+    return txn;
+}
+
+/* Commit txn, then close env (a generator's end). */
+static void commit_close(MDB_env *env, MDB_txn *txn)
+{
+    CHECK(mdb_txn_commit(txn));
+    close_env(env);
+}
+
 static void gen_plain(const char *dir, const char *prefix)
 {
     MDB_env *env = open_env(dir, prefix, "plain", 0);
-    MDB_txn *txn;
     MDB_dbi dbi;
-    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
-    CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));
+    MDB_txn *txn = begin_main(env, &dbi);
     puts_s(txn, dbi, "apple", "red");
     puts_s(txn, dbi, "banana", "yellow");
     puts_s(txn, dbi, "cherry", "");
     put(txn, dbi, "\x00\xff", 2, "bin\x00", 4, 0);
-    CHECK(mdb_txn_commit(txn));
-    close_env(env);
+    commit_close(env, txn);
 }
 
 static void gen_kinds(const char *dir, const char *prefix)
@@ -154,18 +168,15 @@ static void gen_kinds(const char *dir, const char *prefix)
     puts_s(txn, d, "r", "mb");
 
     CHECK(mdb_dbi_open(txn, "empty", MDB_CREATE, &d));
-    CHECK(mdb_txn_commit(txn));
-    close_env(env);
+    commit_close(env, txn);
 }
 
 static void gen_tree(const char *dir, const char *prefix)
 {
     MDB_env *env = open_env(dir, prefix, "tree", 4);
-    MDB_txn *txn;
     MDB_dbi d;
     char key[128], val[128];
-    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
-    CHECK(mdb_dbi_open(txn, NULL, 0, &d));
+    MDB_txn *txn = begin_main(env, &d);
     /* ~100 records of ~110 bytes: three or four leaves under one branch page */
     for (int i = 0; i < 100; i++) {
         snprintf(key, sizeof key, "key-%04d-%040d", i * 7 % 100, i);
@@ -179,19 +190,16 @@ static void gen_tree(const char *dir, const char *prefix)
         puts_s(txn, d, "many", val);
     }
     puts_s(txn, d, "one", "x");
-    CHECK(mdb_txn_commit(txn));
-    close_env(env);
+    commit_close(env, txn);
 }
 
 static void gen_freelist(const char *dir, const char *prefix)
 {
     MDB_env *env = open_env(dir, prefix, "freelist", 0);
-    MDB_txn *txn;
     MDB_dbi d;
     char key[64], val[200];
     for (int round = 0; round < 4; round++) {
-        CHECK(mdb_txn_begin(env, NULL, 0, &txn));
-        CHECK(mdb_dbi_open(txn, NULL, 0, &d));
+        MDB_txn *txn = begin_main(env, &d);
         for (int i = 0; i < 30; i++) {
             snprintf(key, sizeof key, "r%d-%03d", round, i);
             memset(val, 'a' + round, sizeof val);

@@ -15,7 +15,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,6 +149,18 @@ class Lab:
                     check=True,
                 )
         return inst
+
+    @contextmanager
+    def measuring(self, inst: Instance, tag: str) -> Iterator[Instance]:
+        """inst through one measurement: its logs are kept under tag when it fails, and it
+        is discarded at the end either way."""
+        try:
+            yield inst
+        except Exception:
+            self.keep_logs(inst.dir, tag)
+            raise
+        finally:
+            self.discard(inst)
 
     def discard(self, inst: Instance) -> None:
         inst.stop()
@@ -288,7 +301,7 @@ def table2(lab: Lab, eng: Engine, rnd: int) -> None:
     """A full-scan search (every entry), first and second run after slapd starts; slapd's
     RSS; and the time to read the used part of data.mdb (the physical floor)."""
     inst = lab.instance(eng, f"table2-{eng.name}-r{rnd}")
-    try:
+    with lab.measuring(inst, f"table2-{eng.name}-r{rnd}"):
         inst.start()
         expect = lab.size.entries + 2
         for label in ("first", "second"):
@@ -328,17 +341,12 @@ def table2(lab: Lab, eng: Engine, rnd: int) -> None:
             # what the engines return must be the same: a digest of every entry's encoding
             _, count, dig = _scan(inst, lab.size.step_timeout, digest=True)
             lab.rec.row("table2", eng, rnd, "entries", count, "count", digest=dig)
-    except Exception:
-        lab.keep_logs(inst.dir, f"table2-{eng.name}-r{rnd}")
-        raise
-    finally:
-        lab.discard(inst)
 
 
 def table3(lab: Lab, eng: Engine, rnd: int) -> None:
     """2, 4, 8 and 16 concurrent full scans: the average time per scan."""
     inst = lab.instance(eng, f"table3-{eng.name}-r{rnd}")
-    try:
+    with lab.measuring(inst, f"table3-{eng.name}-r{rnd}"):
         inst.start()
         _scan(inst, lab.size.step_timeout)  # map the database in, as table 2's first run
         for conc in lab.size.scan_concurrency:
@@ -360,18 +368,13 @@ def table3(lab: Lab, eng: Engine, rnd: int) -> None:
                 slapd_sys_s=w.slapd_sys,
                 slapd_peak_rss_kb=inst.peak_rss_kb(),
             )
-    except Exception:
-        lab.keep_logs(inst.dir, f"table3-{eng.name}-r{rnd}")
-        raise
-    finally:
-        lab.discard(inst)
 
 
 def _rate(
     lab: Lab, exp: str, eng: Engine, rnd: int, specs: list, nosync: bool = True, **extra: Any
 ) -> None:
     inst = lab.instance(eng, f"{exp}-{eng.name}-r{rnd}", nosync=nosync)
-    try:
+    with lab.measuring(inst, f"{exp}-{eng.name}-r{rnd}"):
         inst.start()
         res = load.run_job(inst.port, inst.pid, lab.size.entries, specs, timing(lab), seed=rnd + 1)
         u, s = inst.cpu()
@@ -379,11 +382,6 @@ def _rate(
         errors = sum(k.errors for k in res["kinds"].values())
         if errors:
             raise LabError(f"{exp}: {errors} LDAP operations failed")
-    except Exception:
-        lab.keep_logs(inst.dir, f"{exp}-{eng.name}-r{rnd}")
-        raise
-    finally:
-        lab.discard(inst)
 
 
 def table4(lab: Lab, eng: Engine, rnd: int) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-from typing import TextIO
+from typing import Callable, TextIO
 
 SUFFIX = "dc=example,dc=com"
 PEOPLE = f"ou=People,{SUFFIX}"
@@ -77,17 +77,26 @@ def write(out: TextIO, n: int, seed: int = 1) -> None:
     out.write("".join(chunk))
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def ldif_cli(
+    write_ldif: Callable[[TextIO, int, int], None], doc: str, argv: list[str] | None = None
+) -> None:
+    """The command line of an LDIF generator write_ldif(out, n, seed): -n N (10000),
+    --seed S (1), -o FILE (- for stdout); doc's first paragraph is its description.  Also
+    tests/slapd/gen_ldif.py's."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("-n", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("-o", default="-")
     a = ap.parse_args(argv)
     if a.o == "-":
-        write(sys.stdout, a.n, a.seed)
+        write_ldif(sys.stdout, a.n, a.seed)
     else:
         with open(a.o, "w") as f:
-            write(f, a.n, a.seed)
+            write_ldif(f, a.n, a.seed)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ldif_cli(write, __doc__ or "", argv)
 
 
 if __name__ == "__main__":

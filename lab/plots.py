@@ -201,28 +201,9 @@ def _draw(exp: str, rows: list[dict[str, Any]], g: Groups) -> Any:
     elif exp == "seed002":
         fig, ax = _figure(exp, "Seed 002: sequential inserts by key encoding", 2, 12)
         for mode, style in (("be", "-"), ("le", "--"), ("intkey", ":"), ("append", "-.")):
-            _lines(
-                ax[0],
-                g,
-                exp,
-                "seconds",
-                "n",
-                fixed=(("mode", mode),),
-                logx=True,
-                logy=True,
-                label=f" {mode}",
-            )
-            _lines(
-                ax[1],
-                g,
-                exp,
-                "used_mb",
-                "n",
-                fixed=(("mode", mode),),
-                logx=True,
-                logy=True,
-                label=f" {mode}",
-            )
+            fixed = (("mode", mode),)
+            for a, metric in zip(ax, ("seconds", "used_mb")):
+                _lines(a, g, exp, metric, "n", fixed=fixed, logx=True, logy=True, label=f" {mode}")
             for a in ax:
                 for line in a.get_lines()[-1:]:
                     line.set_linestyle(style)

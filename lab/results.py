@@ -14,29 +14,14 @@ import datetime as dt
 import json
 import os
 import platform
-import subprocess
+import sys
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from provenance import git_commit  # type: ignore[import-not-found]  # noqa: E402
+
 BUSY_SHARE = 0.25  # a row measured while others used over a quarter of the machine
-
-
-def git_commit() -> str:
-    try:
-        head = subprocess.run(
-            ["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-        return head + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 class Recorder:

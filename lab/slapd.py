@@ -25,6 +25,7 @@ import struct
 import subprocess
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import ldapwire
 from .makeldif import ROOTDN, ROOTPW, SUFFIX
@@ -35,6 +36,19 @@ DEBIAN_LMDB = "/usr/lib/x86_64-linux-gnu/liblmdb.so.0"
 BACK_MDB = "/usr/lib/ldap/back_mdb.so"
 SCHEMA = "/etc/ldap/schema"
 ENGINES = ("stock", "mdb")
+
+
+def interrupt(p: subprocess.Popen[Any], timeout: float) -> int | None:
+    """Stop a running slapd the way it shuts down cleanly (SIGINT), killing it after
+    timeout seconds; its exit status (None if it was not running)."""
+    if p.poll() is None:
+        p.send_signal(signal.SIGINT)
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(10)
+    return p.returncode
 
 
 class LabError(Exception):
@@ -323,14 +337,8 @@ class Instance:
 
     def stop(self, timeout: float = 20) -> None:
         p, self.proc = self.proc, None
-        if p is None or p.poll() is not None:
-            return
-        p.send_signal(signal.SIGINT)
-        try:
-            p.wait(timeout)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(10)
+        if p is not None:
+            interrupt(p, timeout)
 
     def used_bytes(self) -> int:
         """Pages in use x page size (the meta's last page + 1), not the sparse file size."""

@@ -34,7 +34,7 @@ import os
 import struct
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional, Union
+from typing import Any, Callable, Iterator, NamedTuple, Optional, Union
 
 MAGIC = 0xBEEFC0DE
 DATA_VERSION = 1
@@ -261,6 +261,22 @@ class _Tree:
         self.damaged = False
 
 
+class _Page(NamedTuple):
+    """A tree page that passed walk()'s checks, for walk_branch/walk_leaf: its tree, number,
+    offset in the map, item count, upper bound, depth, the key range its parent gave it,
+    and the key of the record that owns a sub-database's tree."""
+
+    t: _Tree
+    pgno: int
+    base: int
+    n: int
+    upper: int
+    level: int
+    lo: Bound
+    hi: Bound
+    owner_key: Any
+
+
 class _Walker:
     def __init__(
         self,
@@ -391,7 +407,7 @@ class _Walker:
             self.lose(t, lo, hi, owner_key)
             return
         if flags == P_BRANCH:
-            self.walk_branch(t, pgno, base, n, upper, level, lo, hi, owner_key, rec)
+            self.walk_branch(_Page(t, pgno, base, n, upper, level, lo, hi, owner_key), rec)
         elif leaf2:
             items = [
                 bytes(self.mm[base + PAGEHDRSZ + i * ks2 : base + PAGEHDRSZ + (i + 1) * ks2])
@@ -403,21 +419,10 @@ class _Walker:
             if t.dup_items is not None:
                 t.dup_items.extend(k for _, k in kept)
         else:
-            self.walk_leaf(t, pgno, base, n, upper, level, lo, hi, owner_key)
+            self.walk_leaf(_Page(t, pgno, base, n, upper, level, lo, hi, owner_key))
 
-    def walk_branch(
-        self,
-        t: _Tree,
-        pgno: int,
-        base: int,
-        n: int,
-        upper: int,
-        level: int,
-        lo: Bound,
-        hi: Bound,
-        owner_key: Any,
-        rec: DbRecord,
-    ) -> None:
+    def walk_branch(self, page: _Page, rec: DbRecord) -> None:
+        t, pgno, base, n, upper, level, lo, hi, owner_key = page
         mm, psize = self.mm, self.psize
         kids: list[Optional[int]] = []
         seps: list[Bound] = []
@@ -493,18 +498,8 @@ class _Walker:
             self.lose(t, lo, hi, owner_key)
         return kept
 
-    def walk_leaf(
-        self,
-        t: _Tree,
-        pgno: int,
-        base: int,
-        n: int,
-        upper: int,
-        level: int,
-        lo: Bound,
-        hi: Bound,
-        owner_key: Any,
-    ) -> None:
+    def walk_leaf(self, page: _Page) -> None:
+        t, pgno, base, n, upper, level, lo, hi, owner_key = page
         mm, psize = self.mm, self.psize
         cands: list[tuple[Any, Any]] = []
         bad = 0

@@ -95,16 +95,25 @@ int mdb_cursor_get(MDB_cursor *c, MDB_val *key, MDB_val *data, MDB_cursor_op op)
     return rc;
 }
 
-int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flags)
+/* The checks every cursor write starts with: a cursor of a usable write txn. */
+static int cursor_writable(const MDB_cursor *c)
 {
-    if (!c || !key || !data)
+    if (!c)
         return EINVAL;
-    MDB_txn *txn = c->txn;
-    int rc = api_txn_usable(txn);
+    int rc = api_txn_usable(c->txn);
     if (rc)
         return rc;
-    if (txn->flags & TXN_RDONLY)
-        return EACCES;
+    return (c->txn->flags & TXN_RDONLY) ? EACCES : 0;
+}
+
+int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flags)
+{
+    if (!key || !data)
+        return EINVAL;
+    int rc = cursor_writable(c);
+    if (rc)
+        return rc;
+    MDB_txn *txn = c->txn;
     if (flags & ~(MDB_NOOVERWRITE | MDB_NODUPDATA | MDB_CURRENT | MDB_RESERVE | MDB_APPEND |
                   MDB_APPENDDUP | MDB_MULTIPLE))
         return EINVAL;
@@ -140,14 +149,10 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
 
 int mdb_cursor_del(MDB_cursor *c, unsigned int flags)
 {
-    if (!c)
-        return EINVAL;
-    MDB_txn *txn = c->txn;
-    int rc = api_txn_usable(txn);
+    int rc = cursor_writable(c);
     if (rc)
         return rc;
-    if (txn->flags & TXN_RDONLY)
-        return EACCES;
+    MDB_txn *txn = c->txn;
     if (!(c->flags & C_INITIALIZED))
         return EINVAL;
     if (c->ki[c->top] >= PG_NKEYS(c->pg[c->top]))

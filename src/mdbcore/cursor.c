@@ -279,33 +279,31 @@ static inline int fetch_plain(MDB_cursor *mc, MDB_val *key, MDB_val *data)
     return 0;
 }
 
-static int go_first(MDB_cursor *mc, MDB_val *key, MDB_val *data)
+/* To the first (last 0) or the last (last 1) record of the tree. */
+static int go_end(MDB_cursor *mc, MDB_val *key, MDB_val *data, int last)
 {
-    int rc = tree_descend(mc, NULL, SRCH_FIRST);
+    int rc = tree_descend(mc, NULL, last ? SRCH_LAST : SRCH_FIRST);
     if (rc)
         return rc;
     if (PG_NKEYS(mc->pg[mc->top]) == 0) {
         mc->flags &= ~C_INITIALIZED;
         return MDB_NOTFOUND;
     }
-    if ((rc = cursor_enter(mc, 0)) != 0)
+    if ((rc = cursor_enter(mc, last)) != 0)
         return rc;
+    if (last)
+        mc->flags |= C_EOF; /* as LMDB: NEXT right after LAST reports the end */
     return fetch(mc, key, data);
+}
+
+static int go_first(MDB_cursor *mc, MDB_val *key, MDB_val *data)
+{
+    return go_end(mc, key, data, 0);
 }
 
 static int go_last(MDB_cursor *mc, MDB_val *key, MDB_val *data)
 {
-    int rc = tree_descend(mc, NULL, SRCH_LAST);
-    if (rc)
-        return rc;
-    if (PG_NKEYS(mc->pg[mc->top]) == 0) {
-        mc->flags &= ~C_INITIALIZED;
-        return MDB_NOTFOUND;
-    }
-    if ((rc = cursor_enter(mc, 1)) != 0)
-        return rc;
-    mc->flags |= C_EOF; /* as LMDB: NEXT right after LAST reports the end */
-    return fetch(mc, key, data);
+    return go_end(mc, key, data, 1);
 }
 
 static int go_next(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)

@@ -336,6 +336,17 @@ static int fo_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t of
     return fault_leave(rc);
 }
 
+/* A log entry of `kind` for the mapping at addr (no descriptor): its file and offset. */
+static void entry_for_map(mdbcore_fault_entry *e, int kind, void *addr, size_t len)
+{
+    memset(e, 0, sizeof *e);
+    e->kind = kind;
+    e->fd = -1;
+    e->addr = addr;
+    e->len = len;
+    maps_find(addr, &e->dev, &e->ino, &e->offset);
+}
+
 static int fo_munmap(void *addr, size_t len)
 {
     int err = fault_enter(MDBCORE_FAULT_MUNMAP);
@@ -343,12 +354,7 @@ static int fo_munmap(void *addr, size_t len)
     if (!rc) {
         if (recording()) {
             mdbcore_fault_entry e;
-            memset(&e, 0, sizeof e);
-            e.kind = MDBCORE_FAULT_MUNMAP;
-            e.fd = -1;
-            e.addr = addr;
-            e.len = len;
-            maps_find(addr, &e.dev, &e.ino, &e.offset);
+            entry_for_map(&e, MDBCORE_FAULT_MUNMAP, addr, len);
             fault_log_add(&e, NULL);
         }
         maps_del(addr);
@@ -362,14 +368,9 @@ static int fo_msync(void *addr, size_t len, int flags)
     int rc = err ? err : fault_inner->msync(addr, len, flags);
     if (recording()) {
         mdbcore_fault_entry e;
-        memset(&e, 0, sizeof e);
-        e.kind = MDBCORE_FAULT_MSYNC;
-        e.fd = -1;
-        e.addr = addr;
-        e.len = len;
+        entry_for_map(&e, MDBCORE_FAULT_MSYNC, addr, len);
         e.result = rc;
         e.dsync = !(flags & MS_ASYNC); /* MS_ASYNC only schedules: no durability barrier */
-        maps_find(addr, &e.dev, &e.ino, &e.offset);
         fault_log_add(&e, NULL);
     }
     return fault_leave(rc == FAULT_SKIP ? 0 : rc);

@@ -213,37 +213,34 @@ unsigned os_page_size(void)
     return v;
 }
 
+/* fcntl(fd, cmd) on bytes [off, off+len) with a lock of `type` in fl; a wait (F_SETLKW)
+ * or a query (F_GETLK) interrupted by a signal is retried.  0 or errno. */
+static int fcntl_range(int fd, int cmd, short type, off_t off, off_t len, struct flock *fl)
+{
+    memset(fl, 0, sizeof *fl);
+    fl->l_type = type;
+    fl->l_whence = SEEK_SET;
+    fl->l_start = off;
+    fl->l_len = len;
+    int r;
+    do {
+        r = fcntl(fd, cmd, fl);
+    } while (r < 0 && errno == EINTR && (cmd == F_SETLKW || cmd == F_GETLK));
+    return r < 0 ? errno : 0;
+}
+
 int os_fcntl_lock(int fd, int cmd, short type, off_t off, off_t len)
 {
     struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = type;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = off;
-    fl.l_len = len;
-    int r;
-    do {
-        r = fcntl(fd, cmd, &fl);
-    } while (r < 0 && errno == EINTR && cmd == F_SETLKW);
-    if (r < 0)
-        return errno;
-    return 0;
+    return fcntl_range(fd, cmd, type, off, len, &fl);
 }
 
 int os_fcntl_getlk_pid(int fd, off_t off, off_t len, int *locked)
 {
     struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = off;
-    fl.l_len = len;
-    int r;
-    do {
-        r = fcntl(fd, F_GETLK, &fl);
-    } while (r < 0 && errno == EINTR);
-    if (r < 0)
-        return errno;
+    int rc = fcntl_range(fd, F_GETLK, F_WRLCK, off, len, &fl);
+    if (rc)
+        return rc;
     *locked = fl.l_type != F_UNLCK;
     return 0;
 }

@@ -11,23 +11,7 @@
 #include <stdlib.h>
 
 #include "core.h"
-
-static size_t body_size(const page *p, const node_header *n)
-{
-    size_t sz = NODESIZE + n->ksize;
-    if (IS_LEAF(p))
-        sz += (n->flags & F_BIGDATA) ? sizeof(pgno_t) : node_dsize(n);
-    return EVEN(sz);
-}
-
-static void append_raw(page *p, const node_header *n, size_t body)
-{
-    unsigned i = PG_NKEYS(p);
-    p->u.bounds.upper = (indx_t)(p->u.bounds.upper - body);
-    memcpy((uint8_t *)p + p->u.bounds.upper, n, body);
-    p->slots[i] = p->u.bounds.upper;
-    p->u.bounds.lower = (indx_t)(p->u.bounds.lower + sizeof(indx_t));
-}
+#include "tree_raw.h"
 
 /* Make the child at parent slot idx writable; parent must already be dirty. */
 static int touch_child(MDB_txn *txn, page *parent, unsigned idx, page **out)
@@ -94,7 +78,7 @@ static int merge_into(page *dst, const page *src, const MDB_val *sep)
             if (rc)
                 return rc;
         } else {
-            append_raw(dst, n, body_size(src, n));
+            page_append_raw(dst, n, node_body_size(src, n));
         }
     }
     return 0;
@@ -191,7 +175,7 @@ static int rebalance(MDB_cursor *mc, int lvl)
             node_header *n = PG_NODE(sib, last);
             MDB_val k;
             node_key(n, &k);
-            size_t body = body_size(sib, n);
+            size_t body = node_body_size(sib, n);
             if (PG_ROOM(p) < body + sizeof(indx_t))
                 return 0;
             /* first make sure the parent can take the new separator */
@@ -208,7 +192,7 @@ static int rebalance(MDB_cursor *mc, int lvl)
             page_del_node(sib, last, psize);
         } else {
             node_header *n = PG_NODE(sib, 0);
-            size_t body = body_size(sib, n);
+            size_t body = node_body_size(sib, n);
             if (PG_ROOM(p) < body + sizeof(indx_t))
                 return 0;
             MDB_val k2;
@@ -217,7 +201,7 @@ static int rebalance(MDB_cursor *mc, int lvl)
                 return 0;
             if (rc)
                 return rc;
-            append_raw(p, n, body);
+            page_append_raw(p, n, body);
             page_del_node(sib, 0, psize);
         }
         return 0;

@@ -13,28 +13,12 @@
 #include <stdlib.h>
 
 #include "core.h"
+#include "tree_raw.h"
 
 typedef struct split_item {
     const node_header *old; /* NULL: the new node */
     size_t size;            /* body + slot */
 } split_item;
-
-static size_t body_of(const page *p, const node_header *n)
-{
-    size_t sz = NODESIZE + n->ksize;
-    if (IS_LEAF(p))
-        sz += (n->flags & F_BIGDATA) ? sizeof(pgno_t) : node_dsize(n);
-    return EVEN(sz);
-}
-
-static void put_raw(page *p, const node_header *n, size_t body)
-{
-    unsigned i = PG_NKEYS(p);
-    p->u.bounds.upper = (indx_t)(p->u.bounds.upper - body);
-    memcpy((uint8_t *)p + p->u.bounds.upper, n, body);
-    p->slots[i] = p->u.bounds.upper;
-    p->u.bounds.lower = (indx_t)(p->u.bounds.lower + sizeof(indx_t));
-}
 
 typedef struct new_node {
     const MDB_val *key, *data;
@@ -55,7 +39,7 @@ static int fill(page *dst, const page *src_pg, split_item *it, unsigned from, un
                 if (rc)
                     return rc;
             } else {
-                put_raw(dst, it[i].old, body_of(src_pg, it[i].old));
+                page_append_raw(dst, it[i].old, node_body_size(src_pg, it[i].old));
             }
         } else {
             MDB_val none = {0, NULL};
@@ -192,7 +176,7 @@ int tree_split(MDB_cursor *mc, const MDB_val *key, const MDB_val *data, pgno_t p
                               : node_branch_size(nkey.mv_size);
         } else {
             it[i].old = PG_NODE(sp, j);
-            it[i].size = body_of(sp, it[i].old) + sizeof(indx_t);
+            it[i].size = node_body_size(sp, it[i].old) + sizeof(indx_t);
             j++;
         }
         total += it[i].size;

@@ -39,58 +39,6 @@ static uint64_t rd64(const uint8_t *p)
     return v;
 }
 
-/* ---- comparators (LMDB's defaults, chosen by DB flags) ---- */
-
-static int cmp_lex(const MDB_val *a, const MDB_val *b)
-{
-    size_t n = a->mv_size < b->mv_size ? a->mv_size : b->mv_size;
-    int r = n ? memcmp(a->mv_data, b->mv_data, n) : 0;
-    if (r)
-        return r;
-    return a->mv_size < b->mv_size ? -1 : a->mv_size > b->mv_size;
-}
-
-/* Bytes compared from the last one backwards; the shorter sorts first on a tie. */
-static int cmp_rev(const MDB_val *a, const MDB_val *b)
-{
-    size_t n = a->mv_size < b->mv_size ? a->mv_size : b->mv_size;
-    const uint8_t *p = (const uint8_t *)a->mv_data + a->mv_size;
-    const uint8_t *q = (const uint8_t *)b->mv_data + b->mv_size;
-    while (n--) {
-        int d = (int)*--p - (int)*--q;
-        if (d)
-            return d;
-    }
-    return a->mv_size < b->mv_size ? -1 : a->mv_size > b->mv_size;
-}
-
-/* Native (little-endian) unsigned integers of equal size: compare from the most
- * significant byte, i.e. from the end.  Different sizes: the smaller size first. */
-static int cmp_int(const MDB_val *a, const MDB_val *b)
-{
-    if (a->mv_size != b->mv_size)
-        return a->mv_size < b->mv_size ? -1 : 1;
-    return cmp_rev(a, b);
-}
-
-MDB_cmp_func *walk_default_cmp(unsigned f)
-{
-    if (f & MDB_INTEGERKEY)
-        return cmp_int;
-    if (f & MDB_REVERSEKEY)
-        return cmp_rev;
-    return cmp_lex;
-}
-
-MDB_cmp_func *walk_default_dcmp(unsigned f)
-{
-    if (f & MDB_INTEGERDUP)
-        return cmp_int;
-    if (f & MDB_REVERSEDUP)
-        return cmp_rev;
-    return cmp_lex;
-}
-
 /* ---- reporting ---- */
 
 __attribute__((format(printf, 5, 6))) static void prob(walker *w, const walk_tree *t,
@@ -666,10 +614,9 @@ static void walk_tree_root(walker *w, walk_tree *t)
         return;
     t->leaf_level = -1;
     if (t->kind != WALK_DUPSUB) {
-        t->cmp = t->kind == WALK_FREE ? cmp_int : walk_default_cmp(t->rec.flags);
-        t->dcmp = (t->rec.flags & MDB_DUPSORT) && t->kind != WALK_FREE
-                      ? walk_default_dcmp(t->rec.flags)
-                      : NULL;
+        /* LMDB's defaults, chosen by the DB flags, as the engine's */
+        t->cmp = t->kind == WALK_FREE ? cmp_int : cmp_for_keys(t->rec.flags);
+        t->dcmp = t->kind != WALK_FREE ? cmp_for_dups(t->rec.flags) : NULL;
         t->cmp_flags = t->rec.flags;
         if (w->v->choose_cmp && t->kind != WALK_FREE)
             w->v->choose_cmp(w->v->ctx, t);

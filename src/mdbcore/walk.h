@@ -81,8 +81,10 @@ typedef struct walk_input {
 /* Walk the whole snapshot.  Returns 0, or the negative value a callback stopped with. */
 int walk_snapshot(const walk_input *in, const walk_visitor *v);
 
-/* Default comparators, as LMDB chooses them from the DB flags. */
-MDB_cmp_func *walk_default_cmp(unsigned db_flags);
-MDB_cmp_func *walk_default_dcmp(unsigned db_flags);
+/* The engine's default comparators (cmp.c; core.h declares them too): key order is
+ * checked with the orderings the engine writes with. */
+int cmp_int(const MDB_val *a, const MDB_val *b);
+MDB_cmp_func *cmp_for_keys(unsigned dbflags);
+MDB_cmp_func *cmp_for_dups(unsigned dbflags);
 
 #endif

@@ -9,6 +9,7 @@ import pty
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -292,13 +293,9 @@ def test_append_mode_for_sorted_input_and_not_for_unsorted(run, tmp_path: Path) 
     assert len(read_db(tmp_path / "a")) == 151
 
 
-def test_integerkey_append_uses_native_order(run, tmp_path: Path) -> None:
-    keys = [i.to_bytes(8, sys.byteorder) for i in (1, 2, 256, 65536, 1 << 40)]
-    lines = b"".join(
-        json.dumps({"key_b64": base64.b64encode(k).decode(), "value": "v"}).encode() + b"\n"
-        for k in keys
-    )
-    res = run(
+def load_integerkey(run: Any, tmp_path: Path, lines: bytes) -> Any:
+    """`load --format jsonl --db-flag integerkey -s i` of lines into tmp_path/e."""
+    return run(
         "load",
         "--format",
         "jsonl",
@@ -309,6 +306,15 @@ def test_integerkey_append_uses_native_order(run, tmp_path: Path) -> None:
         str(tmp_path / "e"),
         input=lines,
     )
+
+
+def test_integerkey_append_uses_native_order(run, tmp_path: Path) -> None:
+    keys = [i.to_bytes(8, sys.byteorder) for i in (1, 2, 256, 65536, 1 << 40)]
+    lines = b"".join(
+        json.dumps({"key_b64": base64.b64encode(k).decode(), "value": "v"}).encode() + b"\n"
+        for k in keys
+    )
+    res = load_integerkey(run, tmp_path, lines)
     assert res.exit_code == 0, res.stderr
     # one batch into an empty database: bulk-loaded by the mdb engine, appended by py-lmdb
     assert ("bulk mode" if engine.name() == "mdb" else "append mode") in res.stderr
@@ -316,17 +322,7 @@ def test_integerkey_append_uses_native_order(run, tmp_path: Path) -> None:
 
 
 def test_integerkey_rejects_odd_sizes(run, tmp_path: Path) -> None:
-    res = run(
-        "load",
-        "--format",
-        "jsonl",
-        "--db-flag",
-        "integerkey",
-        "-s",
-        "i",
-        str(tmp_path / "e"),
-        input=b'{"key":"abc","value":"v"}\n',
-    )
+    res = load_integerkey(run, tmp_path, b'{"key":"abc","value":"v"}\n')
     assert res.exit_code == 1
     assert "line 1" in res.stderr and "4 or 8 bytes" in res.stderr
 
@@ -338,23 +334,19 @@ def test_map_grows_when_full(run, tmp_path: Path) -> None:
     assert len(read_db(tmp_path / "e")) == 3000
 
 
+def load_into_256k(run: Any, tmp_path: Path, *opts: str, verbose: bool = False) -> Any:
+    """3,000 JSON records of 500-byte values loaded into tmp_path/e with a 256 KiB map."""
+    lines = b"".join(b'{"key":"k%05d","value":"%s"}\n' % (i, b"x" * 500) for i in range(3000))
+    args = ["-v"] if verbose else []
+    args += ["load", "--format", "jsonl", "--map-size", "256K", *opts, str(tmp_path / "e")]
+    return run(*args, input=lines)
+
+
 @pytest.mark.skipif(not engine.has_growing_map(), reason="a growing map needs the mdb core")
 def test_mdb_map_grows_in_place_without_retrying(run, tmp_path: Path) -> None:
     # 3,000 records of 500 bytes in one batch into a 256 KiB map: no map-full retry (the
     # debug log would say "map full at"), and the grown size is in the file
-    lines = b"".join(b'{"key":"k%05d","value":"%s"}\n' % (i, b"x" * 500) for i in range(3000))
-    res = run(
-        "-v",
-        "load",
-        "--format",
-        "jsonl",
-        "--map-size",
-        "256K",
-        "--batch-size",
-        "0",
-        str(tmp_path / "e"),
-        input=lines,
-    )
+    res = load_into_256k(run, tmp_path, "--batch-size", "0", verbose=True)
     assert res.exit_code == 0, res.stderr
     assert "map full at" not in res.stderr
     assert len(read_db(tmp_path / "e")) == 3000
@@ -364,17 +356,7 @@ def test_mdb_map_grows_in_place_without_retrying(run, tmp_path: Path) -> None:
 
 
 def test_map_full_without_grow_says_what_size_to_ask_for(run, tmp_path: Path) -> None:
-    lines = b"".join(b'{"key":"k%05d","value":"%s"}\n' % (i, b"x" * 500) for i in range(3000))
-    res = run(
-        "load",
-        "--format",
-        "jsonl",
-        "--map-size",
-        "256K",
-        "--no-grow",
-        str(tmp_path / "e"),
-        input=lines,
-    )
+    res = load_into_256k(run, tmp_path, "--no-grow")
     assert res.exit_code == 1
     assert "the map is full at 262144 bytes" in res.stderr
     assert "--map-size 524288" in res.stderr

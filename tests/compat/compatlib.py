@@ -175,6 +175,7 @@ def mdbcheck_path():
         os.path.join(ROOT, "tests", "c", "unit", "tools", "mdbcheck.c"),
         os.path.join(s, "check.c"),
         os.path.join(s, "walk.c"),
+        os.path.join(s, "cmp.c"),
         os.path.join(s, "os_posix.c"),
     ]
     newest = max(os.path.getmtime(p) for p in srcs + [os.path.join(s, "mdbcore.h")])

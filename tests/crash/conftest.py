@@ -9,26 +9,9 @@ from crash import harness
 _T0 = time.time()
 
 
-def pytest_report_header(config):
-    return [
-        f"issue 6 hypothesis profile: {harness.PROFILE} (MDB_PROPERTY_PROFILE), "
-        f"example database {harness.DB_DIR}"
-    ]
+pytest_report_header = harness.pytest_report_header
+pytest_collection_modifyitems = harness.skip_unless_core
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     harness.print_counts(terminalreporter, "tests/crash", _T0)
-
-
-def pytest_collection_modifyitems(config, items):
-    import os
-
-    import pytest
-
-    if os.environ.get("MDB_TEST_IMPL") == "system":
-        skip = pytest.mark.skip(
-            reason="drives the mdb core's fault seam / checker / test "
-            "library: not in LMDB_IMPL=system"
-        )
-        for item in items:
-            item.add_marker(skip)

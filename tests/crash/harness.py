@@ -68,6 +68,27 @@ def count(name, n=1):
 _PRINTED = []
 
 
+def pytest_report_header(config):
+    """The hypothesis profile and example database, for both suites' conftests."""
+    return [
+        f"issue 6 hypothesis profile: {PROFILE} (MDB_PROPERTY_PROFILE), example database {DB_DIR}"
+    ]
+
+
+def skip_unless_core(config, items):
+    """pytest_collection_modifyitems of both suites: they drive the mdb core's fault seam,
+    checker and test library, so with MDB_TEST_IMPL=system every test is skipped."""
+    import pytest
+
+    if os.environ.get("MDB_TEST_IMPL") == "system":
+        skip = pytest.mark.skip(
+            reason="drives the mdb core's fault seam / checker / test "
+            "library: not in LMDB_IMPL=system"
+        )
+        for item in items:
+            item.add_marker(skip)
+
+
 def print_counts(terminalreporter, suite, t0):
     """Once per session (both suites' conftests call it when run together)."""
     if _PRINTED:

@@ -249,6 +249,7 @@ class Judge:
             os.close(fd)
 
     def image_bytes(self, data):
+        """The verdict on an image (see image), judged once per distinct content."""
         h = hashlib.blake2b(data, digest_size=16).digest()
         v = self.cache.get(h)
         if v is None:
@@ -278,14 +279,7 @@ class Judge:
     def image(self, upto, mode, seed):
         """Verdict dict: raw (checker rc on bytes), open (rc or 0), check (rc), states
         (set of committed-state indexes the content equals; empty = none), text."""
-        data = self.build(upto, mode, seed)
-        h = hashlib.blake2b(data, digest_size=16).digest()
-        v = self.cache.get(h)
-        if v is None:
-            v = self._judge(data)
-            self.cache[h] = v
-            self.distinct += 1
-        return v
+        return self.image_bytes(self.build(upto, mode, seed))
 
     def _judge(self, data):
         lib = self.lib

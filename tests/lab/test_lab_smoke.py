@@ -140,28 +140,27 @@ def test_no_ldap_errors_and_rate_jobs_did_work(smoke) -> None:
     assert rates and all(x["value"] > 0 for x in rates)
 
 
-def test_plot_and_report_render_every_experiment(smoke, tmp_path) -> None:
-    _, _, out = smoke
+def lab_cli(*args: str, timeout: int) -> subprocess.CompletedProcess[str]:
+    """`python -m lab ARGS` from the repository root, which must succeed."""
     r = subprocess.run(
-        [sys.executable, "-m", "lab", "plot", "--results", str(out), "--out", str(tmp_path)],
+        [sys.executable, "-m", "lab", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
     )
     assert r.returncode == 0, r.stderr
+    return r
+
+
+def test_plot_and_report_render_every_experiment(smoke, tmp_path) -> None:
+    _, _, out = smoke
+    r = lab_cli("plot", "--results", str(out), "--out", str(tmp_path), timeout=300)
     for exp in EXPECTED:
         png = tmp_path / f"{exp}.png"
         assert png.exists(), exp
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
-    r = subprocess.run(
-        [sys.executable, "-m", "lab", "report", "--results", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr
+    r = lab_cli("report", "--results", str(out), timeout=120)
     for exp in EXPECTED:
         assert f"| {exp} |" in r.stdout, exp
     assert "failed steps: 0" in r.stdout

@@ -48,6 +48,16 @@ def make_ops(txn_no, spec):
     return out
 
 
+def apply_ops(model, ops):
+    """The model after a commit of ops: None deletes the key."""
+    for k, v in ops:
+        if v is None:
+            model.pop(k, None)
+        else:
+            model[k] = v
+    return model
+
+
 class ThreadReader:
     """A reader in its own thread, driven by commands (begin/read/end)."""
 
@@ -152,13 +162,8 @@ def run_schedule(eng, readers, schedule):
         kind, arg = ev
         if kind == "commit":
             commits += 1
-            trial = dict(model)
             ops = make_ops(commits, arg)
-            for k, v in ops:
-                if v is None:
-                    trial.pop(k, None)
-                else:
-                    trial[k] = v
+            trial = apply_ops(dict(model), ops)
             tid = commit_watched(eng, ops)
             model = trial
             last = eng.last_txnid()
@@ -241,32 +246,31 @@ def have_pkg():
 KINDS = (["pkg"] if have_pkg() else []) + ["ffi"]
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_reader_threads_see_their_snapshot(kind, tmp_path_factory):
-    d = str(tmp_path_factory.mktemp("snap-" + kind))
+def check_schedules(kind, d, size, strategy, threads, procs, what):
+    """Every schedule hypothesis draws from strategy, run by with_env with `threads` reader
+    threads and `procs` reader processes, keeps every reader on its snapshot."""
 
-    @settings(max_examples=H.size("snapshot"))
-    @given(schedule=schedule_strategy(4, 60 if H.LONG else 40))
+    @settings(max_examples=H.size(size))
+    @given(schedule=strategy)
     def prop(schedule):
-        bad = with_env(kind, d, 4, 0, schedule)
-        H.count("snapshot: schedules (threads)")
+        bad = with_env(kind, d, threads, procs, schedule)
+        H.count(f"snapshot: schedules ({what})")
         assert not bad, "\n".join(bad[:5])
 
     prop()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_reader_threads_see_their_snapshot(kind, tmp_path_factory):
+    d = str(tmp_path_factory.mktemp("snap-" + kind))
+    strategy = schedule_strategy(4, 60 if H.LONG else 40)
+    check_schedules(kind, d, "snapshot", strategy, 4, 0, "threads")
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_reader_processes_see_their_snapshot(kind, tmp_path_factory):
     d = str(tmp_path_factory.mktemp("snapp-" + kind))
-
-    @settings(max_examples=H.size("snapshot_proc"))
-    @given(schedule=schedule_strategy(3, 40))
-    def prop(schedule):
-        bad = with_env(kind, d, 1, 2, schedule)
-        H.count("snapshot: schedules (processes)")
-        assert not bad, "\n".join(bad[:5])
-
-    prop()
+    check_schedules(kind, d, "snapshot_proc", schedule_strategy(3, 40), 1, 2, "processes")
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -305,11 +309,7 @@ def test_free_running_readers(kind, tmp_path):
         for i in range(1, (400 if H.LONG else 60) + 1):
             spec = [(rng.randrange(NKEYS), rng.choice(SIZES + [None])) for _ in range(20)]
             ops = make_ops(i, spec)
-            for k, v in ops:
-                if v is None:
-                    model.pop(k, None)
-                else:
-                    model[k] = v
+            apply_ops(model, ops)
             # publish the state before the commit: a reader may begin on it at once
             with lock:
                 states[eng.last_txnid() + 1] = digest_model(model)
@@ -360,25 +360,15 @@ def long_reader_schedule(nreaders):
 def test_mutation_reuse_under_reader_is_caught(tmp_path, readers):
     lib, C = _mutation_lib()
     nt, npr = (1, 0) if readers == "thread" else (0, 1)
-    # sanity: the same schedule is clean without the mutation
-    assert not with_env(
-        "ffi",
-        str(tmp_path),
-        nt,
-        npr,
-        long_reader_schedule(1),
-        "pkg" if readers == "process" and have_pkg() else "ffi",
-    )
+    reader_kind = "pkg" if readers == "process" and have_pkg() else "ffi"
+
+    def run():
+        return with_env("ffi", str(tmp_path), nt, npr, long_reader_schedule(1), reader_kind)
+
+    assert not run()  # sanity: the same schedule is clean without the mutation
     old = lib.set_mutation(C.MUT_IGNORE_READERS)
     try:
-        bad = with_env(
-            "ffi",
-            str(tmp_path),
-            nt,
-            npr,
-            long_reader_schedule(1),
-            "pkg" if readers == "process" and have_pkg() else "ffi",
-        )
+        bad = run()
     finally:
         lib.set_mutation(old)
     H.count(f"mutation: snapshot violations found (reuse under reader, {readers})", len(bad))

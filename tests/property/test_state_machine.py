@@ -110,6 +110,8 @@ DUP_OPS = [
     "set_range_dup",
     "count",
 ]
+# the moves from the current position (not modelled when the position is not)
+RELATIVE_OPS = {"next", "prev"} | set(DUP_OPS) - {"set_key_dup", "set_range_dup"}
 
 
 class EnvMachine(RuleBasedStateMachine):
@@ -201,12 +203,16 @@ class EnvMachine(RuleBasedStateMachine):
         parent = self.top[0]
         self.stack.append((self.env.begin(write=True, parent=parent), self.top[1].clone()))
 
+    def _end_top(self):
+        """commit/abort: the innermost (txn, model), popped after its cursors are closed."""
+        self.step()
+        self._close_cursors()
+        return self.stack.pop()
+
     @precondition(lambda self: self.stack)
     @rule()
     def commit(self):
-        self.step()
-        self._close_cursors()
-        t, m = self.stack.pop()
+        t, m = self._end_top()
         t.commit()
         if self.stack:
             self.stack[-1] = (self.stack[-1][0], m)
@@ -216,9 +222,7 @@ class EnvMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.stack)
     @rule()
     def abort(self):
-        self.step()
-        self._close_cursors()
-        t, _ = self.stack.pop()
+        t, _ = self._end_top()
         t.abort()
 
     @precondition(lambda self: not self.stack)
@@ -330,17 +334,7 @@ class EnvMachine(RuleBasedStateMachine):
         dup_op = op in DUP_OPS
         if dup_op and not mdl.dupsort:
             return
-        relative = op in (
-            "next",
-            "prev",
-            "first_dup",
-            "last_dup",
-            "next_dup",
-            "prev_dup",
-            "next_nodup",
-            "prev_nodup",
-            "count",
-        )
+        relative = op in RELATIVE_OPS
         if relative and not isinstance(pos, tuple):
             return  # position not modelled (see module docstring)
         i = mdl.index_of(pos) if isinstance(pos, tuple) else None

@@ -47,3 +47,25 @@ def rng():
 
 
 PY = sys.executable
+
+
+# The cursor moves without an argument other than first()/last(), for the differential
+# tests against py-lmdb (test_vs_pylmdb.py, test_vs_pylmdb_api.py).
+CURSOR_STEPS = (
+    "next",
+    "prev",
+    "next_dup",
+    "prev_dup",
+    "next_nodup",
+    "prev_nodup",
+    "first_dup",
+    "last_dup",
+)
+CURSOR_ITERS = (
+    "iternext",
+    "iterprev",
+    "iternext_dup",
+    "iterprev_dup",
+    "iternext_nodup",
+    "iterprev_nodup",
+)

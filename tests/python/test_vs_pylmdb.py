@@ -18,6 +18,7 @@ from hypothesis import Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import mdb  # noqa: E402
+from conftest import CURSOR_ITERS, CURSOR_STEPS  # noqa: E402
 
 # Short keys, plus keys around the 511-byte limit (a longer lookup key is a miss, a
 # longer put key BadValsizeError) built from few bytes so they collide with each other.
@@ -41,35 +42,13 @@ OPS = st.lists(
         st.tuples(st.just("set_range_dup"), KEY, VAL),
         st.tuples(
             st.just("cursor_walk"),
-            st.sampled_from(
-                [
-                    "next",
-                    "prev",
-                    "next_dup",
-                    "prev_dup",
-                    "next_nodup",
-                    "prev_nodup",
-                    "first_dup",
-                    "last_dup",
-                    "first",
-                    "last",
-                ]
-            ),
+            st.sampled_from([*CURSOR_STEPS, "first", "last"]),
         ),
         st.tuples(st.just("cursor_delete"), st.booleans()),
         st.tuples(st.just("count")),
         st.tuples(
             st.just("iter"),
-            st.sampled_from(
-                [
-                    "iternext",
-                    "iterprev",
-                    "iternext_dup",
-                    "iterprev_dup",
-                    "iternext_nodup",
-                    "iterprev_nodup",
-                ]
-            ),
+            st.sampled_from(CURSOR_ITERS),
         ),
         st.tuples(st.just("getmulti"), st.lists(KEY, max_size=4), st.booleans()),
     ),

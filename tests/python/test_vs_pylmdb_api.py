@@ -34,6 +34,7 @@ from hypothesis import strategies as st  # noqa: E402
 from pylmdb_differences import DIFFERENCES  # noqa: E402
 
 import mdb  # noqa: E402
+from conftest import CURSOR_ITERS, CURSOR_STEPS  # noqa: E402
 
 EXAMPLES = int(os.environ.get("MDB_API_FUZZ_EXAMPLES", "60"))
 
@@ -62,31 +63,7 @@ DB_FLAGS = {
     b"ints": {"integerkey": True},
 }
 
-CURSOR_MOVES = [
-    "first",
-    "last",
-    "next",
-    "prev",
-    "next_dup",
-    "prev_dup",
-    "next_nodup",
-    "prev_nodup",
-    "first_dup",
-    "last_dup",
-    "key",
-    "value",
-    "item",
-    "count",
-    "close",
-]
-CURSOR_ITERS = [
-    "iternext",
-    "iterprev",
-    "iternext_dup",
-    "iterprev_dup",
-    "iternext_nodup",
-    "iterprev_nodup",
-]
+CURSOR_MOVES = ["first", "last", *CURSOR_STEPS, "key", "value", "item", "count", "close"]
 
 OP = st.one_of(
     st.tuples(st.just("begin"), FLAG, st.one_of(st.none(), IDX), st.one_of(st.none(), IDX), FLAG),

@@ -12,7 +12,7 @@ slapd, one on our library -- produce byte-identical slapcat output.
 The output depends only on N and the seed.
 """
 
-import argparse
+import os
 import random
 import sys
 import uuid
@@ -170,16 +170,11 @@ def write(f, n, seed):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("-n", type=int, default=10000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("-o", default="-")
-    a = ap.parse_args()
-    if a.o == "-":
-        write(sys.stdout, a.n, a.seed)
-    else:
-        with open(a.o, "w") as f:
-            write(f, a.n, a.seed)
+    # the repository root, for the lab's command line (the same options as lab.makeldif)
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from lab.makeldif import ldif_cli
+
+    ldif_cli(write, __doc__)
 
 
 if __name__ == "__main__":

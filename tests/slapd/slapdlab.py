@@ -10,9 +10,7 @@ back_mdb recorded with LD_DEBUG=bindings.  Everything lives in a private temp di
 
 import os
 import random
-import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -22,8 +20,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "compat"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # the repository root: lab
 import compatlib  # noqa: E402
 import gen_ldif  # noqa: E402
+from lab import slapd as lab_slapd  # noqa: E402
 
 BACK_MDB = "/usr/lib/ldap/back_mdb.so"
 SCHEMA = "/etc/ldap/schema"
@@ -98,24 +98,9 @@ def symbol_report(our_lib):
     }
 
 
-_BIND = re.compile(r"binding file (\S+) \[\d+\] to (\S+) \[\d+\]: normal symbol `([^']+)'")
-
-
-def read_bindings(prefix):
-    """{symbol: set(target files)} of the bindings made for back_mdb, from the
-    LD_DEBUG_OUTPUT files prefix.PID."""
-    out = {}
-    for fn in os.listdir(os.path.dirname(prefix)):
-        if not fn.startswith(os.path.basename(prefix) + "."):
-            continue
-        with open(os.path.join(os.path.dirname(prefix), fn), errors="replace") as f:
-            for line in f:
-                m = _BIND.search(line)
-                if m and "back_mdb" in os.path.basename(m.group(1)):
-                    out.setdefault(m.group(3).split("@")[0], set()).add(
-                        os.path.realpath(m.group(2))
-                    )
-    return out
+# {symbol: set(target files)} of the bindings made for back_mdb, from the LD_DEBUG_OUTPUT
+# files prefix.PID: the lab's reader (lab/slapd.py)
+read_bindings = lab_slapd.read_bindings
 
 
 def check_bindings(bindings, called_api, lib):
@@ -280,14 +265,7 @@ def normalise_slapcat(text, ldif_values):
 
 
 def stop(proc, timeout=15):
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-    return proc.returncode
+    return lab_slapd.interrupt(proc, timeout)
 
 
 def run_scenario(impl, n=10000, seed=1, workdir=None, keep=False):

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import io
 import os
-from typing import IO, Any, Optional
+from contextlib import contextmanager
+from typing import IO, Any, Iterator, Optional
 
 import click
 
 from mdb_cli import engine
+from mdb_cli.commands import format_option
 from mdb_cli.context import App, name_bytes, named_dbs
 from mdb_cli.errors import EXIT_USAGE
 from mdb_cli.formats import dump_header, jsonl_record, write_records
@@ -59,14 +61,7 @@ intact).
     metavar="FILE",
     help="Write to FILE instead of standard output.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["dump", "jsonl"]),
-    default="dump",
-    show_default=True,
-    help="mdb_dump text, or JSON lines (one database only).",
-)
+@format_option("mdb_dump text, or JSON lines (one database only).")
 @click.option(
     "--salvage",
     is_flag=True,
@@ -90,9 +85,11 @@ def dump(
     if fmt == "jsonl" and (all_dbs or printable):
         app.abort("--format jsonl writes one database and has no -p form", EXIT_USAGE)
     if salvage:
-        from mdb_cli.commands.salvage_dump import salvage_dump
+        from mdb_cli.commands.salvage_dump import DumpRequest, salvage_dump
 
-        salvage_dump(app, env, name, all_dbs, printable, nosubdir, list_only, output, fmt)
+        salvage_dump(
+            app, env, DumpRequest(name, all_dbs, printable, nosubdir, list_only, output, fmt)
+        )
         return
     environment = app.open_env(env, nosubdir=nosubdir, readonly=True)
     try:
@@ -110,8 +107,7 @@ def dump(
                 # Open every database before writing anything, so a missing one
                 # fails before a partial dump reaches the output.
                 dbs = [(n, app.open_db(environment, txn, n, env)) for n in names]
-                out = _open_output(output)
-                try:
+                with dump_output(output) as out:
                     info = environment.info()
                     psize = environment.stat()["psize"]
                     for db_name, db in dbs:
@@ -130,18 +126,6 @@ def dump(
                         )
                         with txn.cursor(db=db) as cur:
                             write_records(out, cur.iternext(), printable)
-                except BaseException:
-                    if output != "-":  # no half-written dump file is left behind
-                        out.close()
-                        _remove(output)
-                    raise
-                finally:
-                    if not out.closed:
-                        out.flush()
-                        if isinstance(out, io.TextIOWrapper) and output == "-":
-                            out.detach()
-                        else:
-                            out.close()
     finally:
         environment.close()
 
@@ -152,6 +136,27 @@ def _open_output(output: str) -> IO[str]:
             binary_stdout(), encoding="utf-8", errors="surrogateescape", newline="\n"
         )
     return open(output, "w", encoding="utf-8", errors="surrogateescape", newline="\n")
+
+
+@contextmanager
+def dump_output(output: str) -> Iterator[IO[str]]:
+    """The text stream of -o OUTPUT ("-": standard output, left open), flushed at the end;
+    on an error no half-written dump file is left behind."""
+    out = _open_output(output)
+    try:
+        yield out
+    except BaseException:
+        if output != "-":
+            out.close()
+            _remove(output)
+        raise
+    finally:
+        if not out.closed:
+            out.flush()
+            if isinstance(out, io.TextIOWrapper) and output == "-":
+                out.detach()
+            else:
+                out.close()
 
 
 def _write_jsonl(out: IO[str], txn: Any, db: Any) -> None:

@@ -27,6 +27,7 @@ from typing import IO, Any, Callable, Iterator, Optional
 import click
 
 from mdb_cli import engine
+from mdb_cli.commands import format_option
 from mdb_cli.context import App, name_bytes
 from mdb_cli.errors import EXIT_USAGE
 from mdb_cli.formats import DumpReader, InputError, read_jsonl, read_text_pairs
@@ -85,14 +86,7 @@ _DB_FLAG_CHOICES = {
 @click.option("-T", "--text", is_flag=True, help="Input is mdb_load -T plain text.")
 @click.option("-N", "--no-overwrite", is_flag=True, help="Keep existing records; skip those.")
 @click.option("-n", "--nosubdir", is_flag=True, help="ENV is a data file, not a directory.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["dump", "jsonl"]),
-    default="dump",
-    show_default=True,
-    help="Input format (-T selects the plain text format).",
-)
+@format_option("Input format (-T selects the plain text format).")
 @click.option(
     "--batch-size",
     type=click.IntRange(min=0),
@@ -145,6 +139,23 @@ def load(
     stream, total = _open_input(app, input_file)
     progress_on = stderr_is_tty() and not app.quiet
     loader: Optional[Loader] = None
+
+    def new_loader(map_bytes: int, maxreaders: Optional[int]) -> Loader:
+        """The target environment opened (map_bytes, maxreaders) and its Loader."""
+        environment = _open_target(app, env, nosubdir, map_bytes, maxreaders, grow)
+        return Loader(
+            app,
+            environment,
+            env,
+            source,
+            batch_size,
+            no_overwrite,
+            grow,
+            stream,
+            total,
+            progress_on,
+        )
+
     try:
         if fmt == "dump" and not text:
             reader = DumpReader(stream, source, warn=app.warn)
@@ -153,20 +164,7 @@ def load(
             except InputError as exc:
                 app.abort(f"bad input: {exc}")
             want_map = max(map_size or 0, (section.mapsize or 0) if section else 0)
-            maxreaders = section.maxreaders if section else None
-            environment = _open_target(app, env, nosubdir, want_map, maxreaders, grow)
-            loader = Loader(
-                app,
-                environment,
-                env,
-                source,
-                batch_size,
-                no_overwrite,
-                grow,
-                stream,
-                total,
-                progress_on,
-            )
+            loader = new_loader(want_map, section.maxreaders if section else None)
             while section is not None:
                 target = section.database if section.database is not None else name
                 if section.database is not None and name is not None and name != section.database:
@@ -177,19 +175,7 @@ def load(
                 loader.load(target, section.flags, reader.records())
                 section = reader.next_section()
         else:
-            environment = _open_target(app, env, nosubdir, map_size or 0, None, grow)
-            loader = Loader(
-                app,
-                environment,
-                env,
-                source,
-                batch_size,
-                no_overwrite,
-                grow,
-                stream,
-                total,
-                progress_on,
-            )
+            loader = new_loader(map_size or 0, None)
             flags = {_DB_FLAG_CHOICES[f]: True for f in db_flags}
             pairs = read_text_pairs(stream, source) if text else read_jsonl(stream, source)
             loader.load(name, flags, pairs)

@@ -10,11 +10,11 @@ Exit code 0 when nothing was wrong (the output is then plain dump's), else 1.
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import click
 
-from mdb_cli.commands.dump import _open_output, _remove
+from mdb_cli.commands.dump import dump_output
 from mdb_cli.context import App, name_text
 from mdb_cli.formats import dump_header, jsonl_record, write_records
 from mdb_cli.salvage import Database, Result, SalvageError, salvage
@@ -49,17 +49,20 @@ def _label(db: Database) -> str:
     return "the main database" if db.name is None else f"database {name_text(db.name)!r}"
 
 
-def salvage_dump(
-    app: App,
-    env: str,
-    name: Optional[str],
-    all_dbs: bool,
-    printable: bool,
-    nosubdir: bool,
-    list_only: bool,
-    output: str,
-    fmt: str,
-) -> None:
+class DumpRequest(NamedTuple):
+    """dump's options, as `mdb-cli dump --salvage` got them."""
+
+    name: Optional[str]
+    all_dbs: bool
+    printable: bool
+    nosubdir: bool
+    list_only: bool
+    output: str
+    fmt: str
+
+
+def salvage_dump(app: App, env: str, req: DumpRequest) -> None:
+    name, all_dbs, printable, nosubdir, list_only, output, fmt = req
     app.check_env_path(env, nosubdir)
     path, lock = data_file(env, nosubdir)
     try:
@@ -84,8 +87,7 @@ def salvage_dump(
             _report(app, env, result, [])
             app.abort(f"database {name!r} was not found among the records that could be read")
         dbs = [found]
-    out = _open_output(output)
-    try:
+    with dump_output(output) as out:
         mr = max_readers(lock)
         for db in dbs:
             if fmt == "jsonl":
@@ -102,18 +104,6 @@ def salvage_dump(
                 )
             )
             write_records(out, db.records(), printable)
-    except BaseException:
-        if output != "-":
-            out.close()
-            _remove(output)
-        raise
-    finally:
-        if not out.closed:
-            out.flush()
-            if output == "-":
-                out.detach()  # type: ignore[attr-defined]
-            else:
-                out.close()
     _report(app, env, result, dbs)
 
 

@@ -56,3 +56,62 @@ int args_bool(PyObject *obj, int *out)
     *out = r;
     return 0;
 }
+
+int args_parse_req(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+                   PyObject *kwnames, const char *const *names, PyObject **out, int nreq,
+                   const char *what)
+{
+    if (args_parse(fname, args, nargs, kwnames, names, out) < 0)
+        return -1;
+    for (int i = 0; i < nreq; i++) {
+        if (!out[i]) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument%s%s", fname,
+                         what ? " " : "", what ? what : "");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int args_bools(PyObject *const *objs, int *out, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (args_bool(objs[i], &out[i]) < 0)
+            return -1;
+    return 0;
+}
+
+PyObject *args_enter(PyObject *self, int check)
+{
+    if (check < 0)
+        return NULL;
+    Py_INCREF(self);
+    return self;
+}
+
+int list_append_new(PyObject *list, PyObject *o)
+{
+    if (!o)
+        return -1;
+    int r = PyList_Append(list, o);
+    Py_DECREF(o);
+    return r;
+}
+
+PyObject *dict_new_list(PyObject *d, const char *key)
+{
+    PyObject *list = PyList_New(0);
+    if (!list)
+        return NULL;
+    int r = PyDict_SetItemString(d, key, list);
+    Py_DECREF(list);
+    return r < 0 ? NULL : list;
+}
+
+PyObject *join_strings(PyObject *list)
+{
+    PyObject *empty = PyUnicode_FromString("");
+    PyObject *out = empty ? PyUnicode_Join(empty, list) : NULL;
+    Py_XDECREF(empty);
+    return out;
+}

@@ -46,6 +46,17 @@ void inbuf_release(InBuf *buf)
     }
 }
 
+int inbuf_get_kv(PyObject *key, PyObject *value, MDB_val *k, MDB_val *v, InBuf *kb, InBuf *vb)
+{
+    if (inbuf_get(key, k, kb, "key") < 0)
+        return -1;
+    if (inbuf_get(value, v, vb, "value") < 0) {
+        inbuf_release(kb);
+        return -1;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------ MapKeeper */
 
 static void keeper_dealloc(MapKeeper *self)
@@ -78,10 +89,7 @@ static void keeper_dealloc(MapKeeper *self)
 }
 
 PyTypeObject MdbKeeper_Type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "mdb._cext._MapKeeper",
-    .tp_basicsize = sizeof(MapKeeper),
-    .tp_dealloc = (destructor)keeper_dealloc,
+    MDB_TYPE_HEAD("mdb._cext._MapKeeper", MapKeeper, keeper_dealloc),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Owns an engine environment handle; closes it when the last user goes.",
 };
@@ -107,10 +115,7 @@ static PyBufferProcs mapbuf_as_buffer = {
 };
 
 PyTypeObject MdbMapBuffer_Type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "mdb._cext._MapBuffer",
-    .tp_basicsize = sizeof(MapBuffer),
-    .tp_dealloc = (destructor)mapbuf_dealloc,
+    MDB_TYPE_HEAD("mdb._cext._MapBuffer", MapBuffer, mapbuf_dealloc),
     .tp_as_buffer = &mapbuf_as_buffer,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Read-only view of a value inside the memory map; keeps the map alive.",

@@ -21,13 +21,7 @@
 
 static int text_cb(const char *msg, void *ctx)
 {
-    PyObject *list = ctx;
-    PyObject *s = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "replace");
-    if (!s)
-        return -1;
-    int r = PyList_Append(list, s);
-    Py_DECREF(s);
-    return r;
+    return list_append_new(ctx, PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "replace"));
 }
 
 static int set_u64(PyObject *d, const char *k, unsigned long long v)
@@ -73,28 +67,16 @@ PyObject *mdb_core_check(EnvObject *self)
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         if (set_u64(d, nums[i].k, nums[i].v) < 0)
             goto fail;
-    PyObject *probs = PyList_New(0);
-    if (!probs || PyDict_SetItemString(d, "problems", probs) < 0) {
-        Py_XDECREF(probs);
+    PyObject *probs = dict_new_list(d, "problems"), *dbs = probs ? dict_new_list(d, "dbs") : NULL;
+    if (!dbs)
         goto fail;
-    }
-    Py_DECREF(probs);
     for (size_t i = 0; i < rep.nproblems; i++) {
         mdbcore_check_problem *p = &rep.problems[i];
         PyObject *o = Py_BuildValue("{s:K,s:i,s:s,s:s}", "pgno", (unsigned long long)p->pgno,
                                     "code", p->code, "db", p->db, "msg", p->msg);
-        if (!o || PyList_Append(probs, o) < 0) {
-            Py_XDECREF(o);
+        if (list_append_new(probs, o) < 0)
             goto fail;
-        }
-        Py_DECREF(o);
     }
-    PyObject *dbs = PyList_New(0);
-    if (!dbs || PyDict_SetItemString(d, "dbs", dbs) < 0) {
-        Py_XDECREF(dbs);
-        goto fail;
-    }
-    Py_DECREF(dbs);
     for (size_t i = 0; i < rep.ndbs; i++) {
         mdbcore_check_db *db = &rep.dbs[i];
         PyObject *o = Py_BuildValue("{s:s,s:I,s:K,s:K,s:K,s:K}", "name", db->name ? db->name : "",
@@ -103,19 +85,14 @@ PyObject *mdb_core_check(EnvObject *self)
                                     (unsigned long long)db->branch_pages, "leaf_pages",
                                     (unsigned long long)db->leaf_pages, "overflow_pages",
                                     (unsigned long long)db->overflow_pages);
-        if (!o || PyList_Append(dbs, o) < 0) {
-            Py_XDECREF(o);
+        if (list_append_new(dbs, o) < 0)
             goto fail;
-        }
-        Py_DECREF(o);
     }
     mdbcore_check_report_print(&rep, text_cb, lines);
     if (PyErr_Occurred())
         goto fail;
     {
-        PyObject *empty = PyUnicode_FromString("");
-        PyObject *text = empty ? PyUnicode_Join(empty, lines) : NULL;
-        Py_XDECREF(empty);
+        PyObject *text = join_strings(lines);
         if (!text || PyDict_SetItemString(d, "text", text) < 0) {
             Py_XDECREF(text);
             goto fail;

@@ -130,26 +130,27 @@ static PyObject *empty_bytes(void)
     return PyBytes_FromStringAndSize(NULL, 0);
 }
 
+/* key(), value(), item(): -1 with an exception, 0 unpositioned, 1 on a record. */
+static int cur_read_current(CursorObject *self)
+{
+    if (cursor_check(self) < 0)
+        return -1;
+    self->put_only = 0; /* read again: py-lmdb counts it positioned from here */
+    return cursor_refresh(self) ? 1 : 0;
+}
+
 static PyObject *cur_key(CursorObject *self, PyObject *unused)
 {
     (void)unused;
-    if (cursor_check(self) < 0)
-        return NULL;
-    self->put_only = 0; /* read again: py-lmdb counts it positioned from here */
-    if (!cursor_refresh(self))
-        return empty_bytes();
-    return outval(self->txn, &self->key);
+    int r = cur_read_current(self);
+    return r < 0 ? NULL : r ? outval(self->txn, &self->key) : empty_bytes();
 }
 
 static PyObject *cur_value(CursorObject *self, PyObject *unused)
 {
     (void)unused;
-    if (cursor_check(self) < 0)
-        return NULL;
-    self->put_only = 0; /* read again: py-lmdb counts it positioned from here */
-    if (!cursor_refresh(self))
-        return empty_bytes();
-    return outval(self->txn, &self->val);
+    int r = cur_read_current(self);
+    return r < 0 ? NULL : r ? outval(self->txn, &self->val) : empty_bytes();
 }
 
 PyObject *cursor_item_tuple(CursorObject *self, int keys, int values)
@@ -181,10 +182,10 @@ PyObject *cursor_item_tuple(CursorObject *self, int keys, int values)
 static PyObject *cur_item(CursorObject *self, PyObject *unused)
 {
     (void)unused;
-    if (cursor_check(self) < 0)
+    int r = cur_read_current(self);
+    if (r < 0)
         return NULL;
-    self->put_only = 0; /* read again: py-lmdb counts it positioned from here */
-    if (!cursor_refresh(self))
+    if (!r)
         return Py_BuildValue("(y#y#)", "", (Py_ssize_t)0, "", (Py_ssize_t)0);
     return cursor_item_tuple(self, 1, 1);
 }
@@ -250,12 +251,8 @@ static PyObject *two_key_op(CursorObject *self, PyObject *const *args, Py_ssize_
         return NULL;
     MDB_val k, v;
     InBuf kb, vb;
-    if (inbuf_get(a[0], &k, &kb, "key") < 0)
+    if (inbuf_get_kv(a[0], a[1], &k, &v, &kb, &vb) < 0)
         return NULL;
-    if (inbuf_get(a[1], &v, &vb, "value") < 0) {
-        inbuf_release(&kb);
-        return NULL;
-    }
     int r = cursor_do(self, op, &k, &v);
     inbuf_release(&kb);
     inbuf_release(&vb);
@@ -272,16 +269,24 @@ static PyObject *cur_set_range_dup(CursorObject *self, FASTARGS)
     return two_key_op(self, args, nargs, kwnames, "set_range_dup", MDB_GET_BOTH_RANGE);
 }
 
-static PyObject *cur_set_range(CursorObject *self, PyObject *key)
+/* set_range(key) on a live cursor: -1 error, 0 nothing at or after key, 1 found; an
+ * empty key means the first record. */
+static int seek_range(CursorObject *self, PyObject *key)
 {
     if (cursor_check(self) < 0)
-        return NULL;
+        return -1;
     MDB_val k;
     InBuf kb;
     if (inbuf_get(key, &k, &kb, "key") < 0)
-        return NULL;
+        return -1;
     int r = cursor_do(self, k.mv_size ? MDB_SET_RANGE : MDB_FIRST, &k, NULL);
     inbuf_release(&kb);
+    return r;
+}
+
+static PyObject *cur_set_range(CursorObject *self, PyObject *key)
+{
+    int r = seek_range(self, key);
     return r < 0 ? NULL : PyBool_FromLong(r);
 }
 
@@ -289,13 +294,8 @@ static PyObject *cur_get(CursorObject *self, FASTARGS)
 {
     static const char *const names[] = {"key", "default", NULL};
     PyObject *a[2] = {NULL, Py_None};
-    if (args_parse("get", args, nargs, kwnames, names, a) < 0)
-        return NULL;
-    if (!a[0]) {
-        PyErr_SetString(PyExc_TypeError, "get() missing required argument 'key'");
-        return NULL;
-    }
-    if (cursor_check(self) < 0)
+    if (args_parse_req("get", args, nargs, kwnames, names, a, 1, "'key'") < 0 ||
+        cursor_check(self) < 0)
         return NULL;
     int r = set_key_impl(self, a[0]);
     if (r < 0)
@@ -370,13 +370,8 @@ static PyObject *cur_getmulti(CursorObject *self, FASTARGS)
     PyObject *a[5] = {NULL, Py_False, Py_None, Py_False, Py_True};
     int dupdata, keyfixed, values;
     Py_ssize_t fixed = 0;
-    if (args_parse("getmulti", args, nargs, kwnames, names, a) < 0)
-        return NULL;
-    if (!a[0]) {
-        PyErr_SetString(PyExc_TypeError, "getmulti() missing required argument 'keys'");
-        return NULL;
-    }
-    if (args_bool(a[1], &dupdata) < 0 || args_bool(a[3], &keyfixed) < 0 ||
+    if (args_parse_req("getmulti", args, nargs, kwnames, names, a, 1, "'keys'") < 0 ||
+        args_bool(a[1], &dupdata) < 0 || args_bool(a[3], &keyfixed) < 0 ||
         args_bool(a[4], &values) < 0)
         return NULL;
     if (a[2] != Py_None) {
@@ -543,12 +538,8 @@ static int cput(CursorObject *self, PyObject *key, PyObject *val, unsigned int f
 {
     MDB_val k, v;
     InBuf kb, vb;
-    if (inbuf_get(key, &k, &kb, "key") < 0)
+    if (inbuf_get_kv(key, val, &k, &v, &kb, &vb) < 0)
         return -1;
-    if (inbuf_get(val, &v, &vb, "value") < 0) {
-        inbuf_release(&kb);
-        return -1;
-    }
     int r;
     {
         /* the engine's checks first, as in py-lmdb; sizes told apart for the message */
@@ -578,19 +569,11 @@ static PyObject *cur_put(CursorObject *self, FASTARGS)
 {
     static const char *const names[] = {"key", "value", "dupdata", "overwrite", "append", NULL};
     PyObject *a[5] = {NULL, NULL, Py_True, Py_True, Py_False};
-    int dupdata, overwrite, append;
-    if (args_parse("put", args, nargs, kwnames, names, a) < 0)
+    int fl[3]; /* dupdata, overwrite, append */
+    if (args_parse_req("put", args, nargs, kwnames, names, a, 2, "'key' or 'value'") < 0 ||
+        args_bools(a + 2, fl, 3) < 0 || cursor_check(self) < 0)
         return NULL;
-    if (!a[0] || !a[1]) {
-        PyErr_SetString(PyExc_TypeError, "put() missing required argument 'key' or 'value'");
-        return NULL;
-    }
-    if (args_bool(a[2], &dupdata) < 0 || args_bool(a[3], &overwrite) < 0 ||
-        args_bool(a[4], &append) < 0)
-        return NULL;
-    if (cursor_check(self) < 0)
-        return NULL;
-    int r = cput(self, a[0], a[1], cput_flags(self, dupdata, overwrite, append));
+    int r = cput(self, a[0], a[1], cput_flags(self, fl[0], fl[1], fl[2]));
     return r < 0 ? NULL : PyBool_FromLong(r);
 }
 
@@ -598,19 +581,11 @@ static PyObject *cur_putmulti(CursorObject *self, FASTARGS)
 {
     static const char *const names[] = {"items", "dupdata", "overwrite", "append", NULL};
     PyObject *a[4] = {NULL, Py_True, Py_True, Py_False};
-    int dupdata, overwrite, append;
-    if (args_parse("putmulti", args, nargs, kwnames, names, a) < 0)
+    int fl[3]; /* dupdata, overwrite, append */
+    if (args_parse_req("putmulti", args, nargs, kwnames, names, a, 1, "'items'") < 0 ||
+        args_bools(a + 1, fl, 3) < 0 || cursor_check(self) < 0)
         return NULL;
-    if (!a[0]) {
-        PyErr_SetString(PyExc_TypeError, "putmulti() missing required argument 'items'");
-        return NULL;
-    }
-    if (args_bool(a[1], &dupdata) < 0 || args_bool(a[2], &overwrite) < 0 ||
-        args_bool(a[3], &append) < 0)
-        return NULL;
-    if (cursor_check(self) < 0)
-        return NULL;
-    unsigned int flags = cput_flags(self, dupdata, overwrite, append);
+    unsigned int flags = cput_flags(self, fl[0], fl[1], fl[2]);
     PyObject *it = PyObject_GetIter(a[0]);
     if (!it)
         return NULL;
@@ -773,34 +748,18 @@ static PyObject *make_iter(CursorObject *self, PyObject *const *args, Py_ssize_t
     return iter_new(self, start, op, keys, values);
 }
 
-static PyObject *cur_iternext(CursorObject *self, FASTARGS)
-{
-    return make_iter(self, args, nargs, kwnames, "iternext", MDB_FIRST, MDB_NEXT, 1, 1);
-}
-static PyObject *cur_iternext_dup(CursorObject *self, FASTARGS)
-{
-    return make_iter(self, args, nargs, kwnames, "iternext_dup", MDB_GET_CURRENT, MDB_NEXT_DUP, 0,
-                     1);
-}
-static PyObject *cur_iternext_nodup(CursorObject *self, FASTARGS)
-{
-    return make_iter(self, args, nargs, kwnames, "iternext_nodup", MDB_FIRST, MDB_NEXT_NODUP, 1,
-                     0);
-}
-static PyObject *cur_iterprev(CursorObject *self, FASTARGS)
-{
-    return make_iter(self, args, nargs, kwnames, "iterprev", MDB_LAST, MDB_PREV, 1, 1);
-}
-static PyObject *cur_iterprev_dup(CursorObject *self, FASTARGS)
-{
-    return make_iter(self, args, nargs, kwnames, "iterprev_dup", MDB_GET_CURRENT, MDB_PREV_DUP, 0,
-                     1);
-}
-static PyObject *cur_iterprev_nodup(CursorObject *self, FASTARGS)
-{
-    return make_iter(self, args, nargs, kwnames, "iterprev_nodup", MDB_LAST, MDB_PREV_NODUP, 1,
-                     0);
-}
+/* iternext(), iterprev() and their _dup/_nodup forms: (start, step, default keys, values) */
+#define ITER_METHOD(name, start, op, dkeys, dvalues)                                      \
+    static PyObject *cur_##name(CursorObject *self, FASTARGS)                             \
+    {                                                                                     \
+        return make_iter(self, args, nargs, kwnames, #name, start, op, dkeys, dvalues);   \
+    }
+ITER_METHOD(iternext, MDB_FIRST, MDB_NEXT, 1, 1)
+ITER_METHOD(iternext_dup, MDB_GET_CURRENT, MDB_NEXT_DUP, 0, 1)
+ITER_METHOD(iternext_nodup, MDB_FIRST, MDB_NEXT_NODUP, 1, 0)
+ITER_METHOD(iterprev, MDB_LAST, MDB_PREV, 1, 1)
+ITER_METHOD(iterprev_dup, MDB_GET_CURRENT, MDB_PREV_DUP, 0, 1)
+ITER_METHOD(iterprev_nodup, MDB_LAST, MDB_PREV_NODUP, 1, 0)
 
 static PyObject *cur_iter(CursorObject *self)
 {
@@ -815,14 +774,7 @@ static PyObject *cur_iter_from(CursorObject *self, PyObject *args)
     int reverse;
     if (!PyArg_ParseTuple(args, "Op", &key, &reverse))
         return NULL;
-    if (cursor_check(self) < 0)
-        return NULL;
-    MDB_val k;
-    InBuf kb;
-    if (inbuf_get(key, &k, &kb, "key") < 0)
-        return NULL;
-    int r = cursor_do(self, k.mv_size ? MDB_SET_RANGE : MDB_FIRST, &k, NULL);
-    inbuf_release(&kb);
+    int r = seek_range(self, key);
     if (r < 0)
         return NULL;
     if (!r && reverse)
@@ -832,47 +784,43 @@ static PyObject *cur_iter_from(CursorObject *self, PyObject *args)
     return iter_new(self, reverse ? MDB_LAST : MDB_FIRST, reverse ? MDB_PREV : MDB_NEXT, 1, 1);
 }
 
-static PyObject *cur_close(CursorObject *self, PyObject *unused)
+/* close() and __exit__: refused while the txn is in use by another thread, else `ret`. */
+static PyObject *cur_close_then(CursorObject *self, PyObject *ret)
 {
-    (void)unused;
     if (self->valid && self->txn && self->txn->busy)
         return err_msg("Cursor is in use by another thread.");
     cursor_do_close(self);
-    Py_RETURN_NONE;
+    return new_ref(ret);
+}
+
+static PyObject *cur_close(CursorObject *self, PyObject *unused)
+{
+    (void)unused;
+    return cur_close_then(self, Py_None);
 }
 
 static PyObject *cur_enter(CursorObject *self, PyObject *unused)
 {
     (void)unused;
-    if (cursor_check(self) < 0)
-        return NULL;
-    Py_INCREF(self);
-    return (PyObject *)self;
+    return args_enter((PyObject *)self, cursor_check(self));
 }
 
 static PyObject *cur_exit(CursorObject *self, PyObject *args)
 {
     (void)args;
-    if (self->valid && self->txn && self->txn->busy)
-        return err_msg("Cursor is in use by another thread.");
-    cursor_do_close(self);
-    Py_RETURN_FALSE;
+    return cur_close_then(self, Py_False);
 }
 
 static PyObject *cur_get_txn(CursorObject *self, void *c)
 {
     (void)c;
-    if (!self->txn)
-        Py_RETURN_NONE;
-    Py_INCREF(self->txn);
-    return (PyObject *)self->txn;
+    return self->txn ? new_ref(self->txn) : new_ref(Py_None);
 }
 
 static PyObject *cur_get_db(CursorObject *self, void *c)
 {
     (void)c;
-    Py_INCREF(self->db);
-    return (PyObject *)self->db;
+    return new_ref(self->db);
 }
 
 static PyGetSetDef cur_getset[] = {
@@ -935,10 +883,7 @@ static PyMethodDef cur_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 PyTypeObject MdbCursor_Type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "Cursor",
-    .tp_basicsize = sizeof(CursorObject),
-    .tp_dealloc = (destructor)cursor_dealloc,
+    MDB_TYPE_HEAD("Cursor", CursorObject, cursor_dealloc),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_weaklistoffset = offsetof(CursorObject, weakreflist),
     .tp_iter = (getiterfunc)cur_iter,

@@ -48,10 +48,7 @@ static PyMethodDef db_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 PyTypeObject MdbDb_Type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "_Database",
-    .tp_basicsize = sizeof(DbObject),
-    .tp_dealloc = (destructor)db_dealloc,
+    MDB_TYPE_HEAD("_Database", DbObject, db_dealloc),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_methods = db_methods,
     .tp_doc = "Handle of a database inside an Environment (from Environment.open_db()).",

@@ -321,6 +321,15 @@ static void env_dealloc(EnvObject *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* 1 if o is None or of type t, else 0 with TypeError(msg). */
+static int opt_of_type(PyObject *o, PyTypeObject *t, const char *msg)
+{
+    if (o == Py_None || PyObject_TypeCheck(o, t))
+        return 1;
+    PyErr_SetString(PyExc_TypeError, msg);
+    return 0;
+}
+
 static PyObject *env_begin(EnvObject *self, FASTARGS)
 {
     static const char *const names[] = {"db", "parent", "write", "buffers", NULL};
@@ -332,23 +341,11 @@ static PyObject *env_begin(EnvObject *self, FASTARGS)
         return NULL;
     if (env_check(self) < 0)
         return NULL;
-    DbObject *db = NULL;
-    if (a[0] != Py_None) {
-        if (!PyObject_TypeCheck(a[0], &MdbDb_Type)) {
-            PyErr_SetString(PyExc_TypeError, "db must be a _Database");
-            return NULL;
-        }
-        db = (DbObject *)a[0];
-    }
-    TxnObject *parent = NULL;
-    if (a[1] != Py_None) {
-        if (!PyObject_TypeCheck(a[1], &MdbTxn_Type)) {
-            PyErr_SetString(PyExc_TypeError, "parent must be a Transaction");
-            return NULL;
-        }
-        parent = (TxnObject *)a[1];
-    }
-    return txn_new(self, db, parent, write, buffers);
+    if (!opt_of_type(a[0], &MdbDb_Type, "db must be a _Database") ||
+        !opt_of_type(a[1], &MdbTxn_Type, "parent must be a Transaction"))
+        return NULL;
+    return txn_new(self, a[0] == Py_None ? NULL : (DbObject *)a[0],
+                   a[1] == Py_None ? NULL : (TxnObject *)a[1], write, buffers);
 }
 
 static PyObject *env_open_db(EnvObject *self, FASTARGS)
@@ -554,17 +551,25 @@ PyObject *stat_dict(const MDB_stat *st)
                                (unsigned long long)st->ms_entries);
 }
 
-static PyObject *env_stat(EnvObject *self, PyObject *unused)
-{
-    (void)unused;
-    if (env_check(self) < 0)
-        return NULL;
-    MDB_stat st;
-    int rc = mdb_env_stat(self->env, &st);
-    if (rc)
-        return err_set("mdb_env_stat", rc);
-    return stat_dict(&st);
-}
+/* A method without arguments that reads one value of the engine: `call(self->env, &v)`
+ * into a `type v`, then `result` (an expression over v) or the engine's error. */
+#define ENV_GETTER(name, type, call, result)                                                \
+    static PyObject *env_##name(EnvObject *self, PyObject *unused)                       \
+    {                                                                                    \
+        type v;                                                                          \
+        (void)unused;                                                                    \
+        if (env_check(self) < 0)                                                         \
+            return NULL;                                                                 \
+        int rc = call(self->env, &v);                                                    \
+        return rc ? err_set(#call, rc) : (result);                                       \
+    }
+
+ENV_GETTER(stat, MDB_stat, mdb_env_stat, stat_dict(&v))
+/* the flags' dict is mdb._common's, shared with cffi */
+ENV_GETTER(flags, unsigned int, mdb_env_get_flags,
+           PyObject_CallMethod(mdb_common, "env_flags_dict", "I", v))
+ENV_GETTER(path, const char *, mdb_env_get_path, PyUnicode_DecodeFSDefault(v))
+ENV_GETTER(max_readers, unsigned int, mdb_env_get_maxreaders, PyLong_FromUnsignedLong(v))
 
 static PyObject *env_info(EnvObject *self, PyObject *unused)
 {
@@ -595,59 +600,15 @@ static PyObject *env_info(EnvObject *self, PyObject *unused)
     return d;
 }
 
-static PyObject *env_flags(EnvObject *self, PyObject *unused)
-{
-    (void)unused;
-    if (env_check(self) < 0)
-        return NULL;
-    unsigned int f;
-    int rc = mdb_env_get_flags(self->env, &f);
-    if (rc)
-        return err_set("mdb_env_get_flags", rc);
-    return PyObject_CallMethod(mdb_common, "env_flags_dict", "I", f); /* shared with cffi */
-}
-
-static PyObject *env_path(EnvObject *self, PyObject *unused)
-{
-    (void)unused;
-    if (env_check(self) < 0)
-        return NULL;
-    const char *p;
-    int rc = mdb_env_get_path(self->env, &p);
-    if (rc)
-        return err_set("mdb_env_get_path", rc);
-    return PyUnicode_DecodeFSDefault(p);
-}
-
 static PyObject *env_max_key_size(EnvObject *self, PyObject *unused)
 {
     (void)unused;
-    if (env_check(self) < 0)
-        return NULL;
-    return PyLong_FromLong(mdb_env_get_maxkeysize(self->env));
-}
-
-static PyObject *env_max_readers(EnvObject *self, PyObject *unused)
-{
-    (void)unused;
-    if (env_check(self) < 0)
-        return NULL;
-    unsigned int n;
-    int rc = mdb_env_get_maxreaders(self->env, &n);
-    if (rc)
-        return err_set("mdb_env_get_maxreaders", rc);
-    return PyLong_FromUnsignedLong(n);
+    return env_check(self) < 0 ? NULL : PyLong_FromLong(mdb_env_get_maxkeysize(self->env));
 }
 
 static int reader_cb(const char *msg, void *ctx)
 {
-    PyObject *list = ctx;
-    PyObject *s = PyUnicode_FromString(msg);
-    if (!s)
-        return -1;
-    int r = PyList_Append(list, s);
-    Py_DECREF(s);
-    return r;
+    return list_append_new(ctx, PyUnicode_FromString(msg));
 }
 
 static PyObject *env_readers(EnvObject *self, FASTARGS)
@@ -680,9 +641,7 @@ static PyObject *env_readers(EnvObject *self, FASTARGS)
         Py_DECREF(list);
         return err_set("mdb_reader_list", rc);
     }
-    PyObject *empty = PyUnicode_FromString("");
-    PyObject *out = empty ? PyUnicode_Join(empty, list) : NULL;
-    Py_XDECREF(empty);
+    PyObject *out = join_strings(list);
     Py_DECREF(list);
     return out;
 }
@@ -716,11 +675,19 @@ static PyObject *env_sync(EnvObject *self, FASTARGS)
     Py_RETURN_NONE;
 }
 
-static int copy_common(EnvObject *self, PyObject *compact_o, PyObject *txn_o, int *compact)
+/* copy(path, compact=False, txn=None) and copyfd(fd, ...): the arguments into a[3] (the
+ * destination first, named dest) and compact; -1 with an exception. */
+static int copy_args(EnvObject *self, const char *fname, const char *dest, FASTARGS,
+                     PyObject **a, int *compact)
 {
-    if (args_bool(compact_o, compact) < 0)
+    const char *const names[] = {dest, "compact", "txn", NULL};
+    char what[16];
+    snprintf(what, sizeof what, "'%s'", dest);
+    a[0] = NULL, a[1] = Py_False, a[2] = Py_None;
+    if (args_parse_req(fname, args, nargs, kwnames, names, a, 1, what) < 0 ||
+        args_bool(a[1], compact) < 0)
         return -1;
-    if (txn_o != Py_None) {
+    if (a[2] != Py_None) {
         PyErr_SetString(PyExc_TypeError,
                         "copy(txn=) needs an engine with mdb_env_copy3; not supported");
         return -1;
@@ -730,16 +697,9 @@ static int copy_common(EnvObject *self, PyObject *compact_o, PyObject *txn_o, in
 
 static PyObject *env_copy(EnvObject *self, FASTARGS)
 {
-    static const char *const names[] = {"path", "compact", "txn", NULL};
-    PyObject *a[3] = {NULL, Py_False, Py_None};
+    PyObject *a[3];
     int compact, rc;
-    if (args_parse("copy", args, nargs, kwnames, names, a) < 0)
-        return NULL;
-    if (!a[0]) {
-        PyErr_SetString(PyExc_TypeError, "copy() missing required argument 'path'");
-        return NULL;
-    }
-    if (copy_common(self, a[1], a[2], &compact) < 0)
+    if (copy_args(self, "copy", "path", args, nargs, kwnames, a, &compact) < 0)
         return NULL;
     PyObject *pb = NULL;
     if (!PyUnicode_FSConverter(a[0], &pb))
@@ -755,16 +715,9 @@ static PyObject *env_copy(EnvObject *self, FASTARGS)
 
 static PyObject *env_copyfd(EnvObject *self, FASTARGS)
 {
-    static const char *const names[] = {"fd", "compact", "txn", NULL};
-    PyObject *a[3] = {NULL, Py_False, Py_None};
+    PyObject *a[3];
     int compact, rc;
-    if (args_parse("copyfd", args, nargs, kwnames, names, a) < 0)
-        return NULL;
-    if (!a[0]) {
-        PyErr_SetString(PyExc_TypeError, "copyfd() missing required argument 'fd'");
-        return NULL;
-    }
-    if (copy_common(self, a[1], a[2], &compact) < 0)
+    if (copy_args(self, "copyfd", "fd", args, nargs, kwnames, a, &compact) < 0)
         return NULL;
     int fd = PyObject_AsFileDescriptor(a[0]);
     if (fd < 0)
@@ -829,18 +782,15 @@ static PyObject *env_check_method(EnvObject *self, PyObject *unused)
 static PyObject *env_lib_version(EnvObject *self, PyObject *unused)
 {
     (void)unused;
-    if (env_check(self) < 0)
-        return NULL;
-    return Py_BuildValue("(iii)", MDB_VERSION_MAJOR, MDB_VERSION_MINOR, MDB_VERSION_PATCH);
+    return env_check(self) < 0 ? NULL
+                               : Py_BuildValue("(iii)", MDB_VERSION_MAJOR, MDB_VERSION_MINOR,
+                                               MDB_VERSION_PATCH);
 }
 
 static PyObject *env_enter(EnvObject *self, PyObject *unused)
 {
     (void)unused;
-    if (env_check(self) < 0)
-        return NULL;
-    Py_INCREF(self);
-    return (PyObject *)self;
+    return args_enter((PyObject *)self, env_check(self));
 }
 
 static PyObject *env_exit(EnvObject *self, PyObject *args)
@@ -905,11 +855,8 @@ static PyMethodDef env_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 PyTypeObject MdbEnv_Type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
     /* no module prefix, as py-lmdb's C extension: its suite tells backends apart by it */
-    .tp_name = "Environment",
-    .tp_basicsize = sizeof(EnvObject),
-    .tp_dealloc = (destructor)env_dealloc,
+    MDB_TYPE_HEAD("Environment", EnvObject, env_dealloc),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_weaklistoffset = offsetof(EnvObject, weakreflist),
     .tp_methods = env_methods,

@@ -137,12 +137,7 @@ static int feed_next(void *ctx, MDB_val *key, MDB_val *data)
         return LOAD_PY_ERROR;
     }
     PyObject *k = PySequence_Fast_GET_ITEM(item, 0), *v = PySequence_Fast_GET_ITEM(item, 1);
-    if (inbuf_get(k, key, &f->kb, "key") < 0) {
-        f->py_error = 1;
-        return LOAD_PY_ERROR;
-    }
-    if (inbuf_get(v, data, &f->vb, "value") < 0) {
-        inbuf_release(&f->kb);
+    if (inbuf_get_kv(k, v, key, data, &f->kb, &f->vb) < 0) {
         f->py_error = 1;
         return LOAD_PY_ERROR;
     }

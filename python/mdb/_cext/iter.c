@@ -75,10 +75,7 @@ static PyObject *iter_next(IterObject *self)
 }
 
 PyTypeObject MdbIter_Type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "mdb._cext.Iterator",
-    .tp_basicsize = sizeof(IterObject),
-    .tp_dealloc = (destructor)iter_dealloc,
+    MDB_TYPE_HEAD("mdb._cext.Iterator", IterObject, iter_dealloc),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_iter = PyObject_SelfIter,
     .tp_iternext = (iternextfunc)iter_next,

@@ -72,46 +72,46 @@ void txn_busy(TxnObject *txn, int delta)
         t->busy += delta;
 }
 
+/* The live transactions of an environment and the cursors of a transaction are doubly
+ * linked lists through the objects' prev/next, headed by `head`. */
+#define LIST_PUSH(head, node)                                                             \
+    do {                                                                                  \
+        (node)->prev = NULL;                                                              \
+        (node)->next = (head);                                                            \
+        if (head)                                                                         \
+            (head)->prev = (node);                                                        \
+        (head) = (node);                                                                  \
+    } while (0)
+/* owner may be NULL (then the node is no list's head) */
+#define LIST_REMOVE(owner, field, node)                                                   \
+    do {                                                                                  \
+        if ((node)->prev)                                                                 \
+            (node)->prev->next = (node)->next;                                            \
+        else if ((owner) && (owner)->field == (node))                                     \
+            (owner)->field = (node)->next;                                                \
+        if ((node)->next)                                                                 \
+            (node)->next->prev = (node)->prev;                                            \
+        (node)->next = (node)->prev = NULL;                                               \
+    } while (0)
+
 void txn_link(EnvObject *env, TxnObject *txn)
 {
-    txn->prev = NULL;
-    txn->next = env->txns;
-    if (env->txns)
-        env->txns->prev = txn;
-    env->txns = txn;
+    LIST_PUSH(env->txns, txn);
 }
 
 void txn_unlink(TxnObject *txn)
 {
-    EnvObject *env = txn->env;
-    if (txn->prev)
-        txn->prev->next = txn->next;
-    else if (env && env->txns == txn)
-        env->txns = txn->next;
-    if (txn->next)
-        txn->next->prev = txn->prev;
-    txn->next = txn->prev = NULL;
+    LIST_REMOVE(txn->env, txns, txn);
 }
 
 void cursor_link(TxnObject *txn, CursorObject *cur)
 {
-    cur->prev = NULL;
-    cur->next = txn->cursors;
-    if (txn->cursors)
-        txn->cursors->prev = cur;
-    txn->cursors = cur;
+    LIST_PUSH(txn->cursors, cur);
 }
 
 void cursor_unlink(CursorObject *cur)
 {
-    TxnObject *txn = cur->txn;
-    if (cur->prev)
-        cur->prev->next = cur->next;
-    else if (txn && txn->cursors == cur)
-        txn->cursors = cur->next;
-    if (cur->next)
-        cur->next->prev = cur->prev;
-    cur->next = cur->prev = NULL;
+    LIST_REMOVE(cur->txn, cursors, cur);
 }
 
 static void cursor_invalidate(CursorObject *cur)

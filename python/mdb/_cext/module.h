@@ -170,6 +170,8 @@ typedef struct {
 
 int inbuf_get(PyObject *obj, MDB_val *val, InBuf *buf, const char *argname);
 void inbuf_release(InBuf *buf);
+/* A record's key and value (argument names "key", "value"): both or neither taken. */
+int inbuf_get_kv(PyObject *key, PyObject *value, MDB_val *k, MDB_val *v, InBuf *kb, InBuf *vb);
 /* Output value: bytes copy, or a memoryview over the map (buffers=True). */
 PyObject *outval(TxnObject *txn, const MDB_val *val);
 PyObject *outval_buffers(EnvObject *env, int buffers, const MDB_val *val);
@@ -181,6 +183,34 @@ PyObject *outval_buffers(EnvObject *env, int buffers, const MDB_val *val);
 int args_parse(const char *fname, PyObject *const *args, Py_ssize_t nargs,
                PyObject *kwnames, const char *const *names, PyObject **out);
 int args_bool(PyObject *obj, int *out);
+/* args_parse, then a TypeError "fname() missing required argument WHAT" unless the first
+ * nreq outputs were given (what may be NULL: no argument named). */
+int args_parse_req(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+                   PyObject *kwnames, const char *const *names, PyObject **out, int nreq,
+                   const char *what);
+/* Several args_bool at once: out[i] from objs[i], for i < n. */
+int args_bools(PyObject *const *objs, int *out, int n);
+/* __enter__: self (a new reference) when check is 0, else NULL (its exception stands). */
+PyObject *args_enter(PyObject *self, int check);
+
+/* PyList_Append of a new reference `o`, which is dropped (NULL: the error stands). */
+int list_append_new(PyObject *list, PyObject *o);
+/* A new empty list stored in dict d under key; borrowed (the dict holds it), NULL on error. */
+PyObject *dict_new_list(PyObject *d, const char *key);
+/* The strings of list joined into one (new reference). */
+PyObject *join_strings(PyObject *list);
+
+/* o with one more reference (Py_NewRef, which Python 3.9 lacks). */
+static inline PyObject *new_ref(void *o)
+{
+    Py_INCREF((PyObject *)o);
+    return (PyObject *)o;
+}
+
+/* The head of every type object of the module: name, size and deallocator. */
+#define MDB_TYPE_HEAD(name, type, dealloc)                                                   \
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = (name), .tp_basicsize = sizeof(type),         \
+                                   .tp_dealloc = (destructor)(dealloc)
 
 /* ---------------------------------------------------------------- lifetime.c */
 

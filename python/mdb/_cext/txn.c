@@ -165,6 +165,15 @@ DbObject *txn_resolve_db(TxnObject *txn, PyObject *db)
     return d;
 }
 
+/* The start of most methods: the txn is live and db (None: the txn's default) is one of
+ * its environment's open handles.  NULL with an exception otherwise. */
+static DbObject *txn_db_arg(TxnObject *self, PyObject *db)
+{
+    if (txn_check(self) < 0)
+        return NULL;
+    return txn_resolve_db(self, db);
+}
+
 static int key_ok(TxnObject *txn, const char *what, MDB_val *k)
 {
     int limit = mdb_env_get_maxkeysize(txn->env->env);
@@ -193,15 +202,9 @@ static PyObject *txn_get(TxnObject *self, FASTARGS)
     PyObject *a[3] = {NULL, Py_None, Py_None};
     if (nargs == 1 && !kwnames)
         a[0] = args[0];
-    else if (args_parse("get", args, nargs, kwnames, names, a) < 0)
+    else if (args_parse_req("get", args, nargs, kwnames, names, a, 1, "'key'") < 0)
         return NULL;
-    if (!a[0]) {
-        PyErr_SetString(PyExc_TypeError, "get() missing required argument 'key'");
-        return NULL;
-    }
-    if (txn_check(self) < 0)
-        return NULL;
-    DbObject *db = txn_resolve_db(self, a[2]);
+    DbObject *db = txn_db_arg(self, a[2]);
     if (!db)
         return NULL;
     MDB_val k, v;
@@ -236,39 +239,30 @@ static PyObject *txn_put(TxnObject *self, FASTARGS)
     static const char *const names[] = {"key", "value", "dupdata", "overwrite", "append",
                                         "db", NULL};
     PyObject *a[6] = {NULL, NULL, Py_True, Py_True, Py_False, Py_None};
-    int dupdata = 1, overwrite = 1, append = 0;
+    int fl[3] = {1, 1, 0}; /* dupdata, overwrite, append */
     if (nargs == 2 && !kwnames) {
         a[0] = args[0];
         a[1] = args[1];
-    } else {
-        if (args_parse("put", args, nargs, kwnames, names, a) < 0)
-            return NULL;
-        if (args_bool(a[2], &dupdata) < 0 || args_bool(a[3], &overwrite) < 0 ||
-            args_bool(a[4], &append) < 0)
-            return NULL;
+    } else if (args_parse("put", args, nargs, kwnames, names, a) < 0 ||
+               args_bools(a + 2, fl, 3) < 0) {
+        return NULL;
     }
     if (!a[0] || !a[1]) {
         PyErr_SetString(PyExc_TypeError, "put() missing required argument 'key' or 'value'");
         return NULL;
     }
-    if (txn_check(self) < 0)
-        return NULL;
-    DbObject *db = txn_resolve_db(self, a[5]);
+    DbObject *db = txn_db_arg(self, a[5]);
     if (!db)
         return NULL;
     MDB_val k, v;
     InBuf kb, vb;
-    if (inbuf_get(a[0], &k, &kb, "key") < 0)
+    if (inbuf_get_kv(a[0], a[1], &k, &v, &kb, &vb) < 0)
         return NULL;
-    if (inbuf_get(a[1], &v, &vb, "value") < 0) {
-        inbuf_release(&kb);
-        return NULL;
-    }
     PyObject *ret = NULL;
     {
         /* the engine's checks come first (read-only, bad txn...), as in py-lmdb; a size
          * refusal is then told apart for the message */
-        int rc = mdb_put(self->txn, db->dbi, &k, &v, put_flags(db, dupdata, overwrite, append));
+        int rc = mdb_put(self->txn, db->dbi, &k, &v, put_flags(db, fl[0], fl[1], fl[2]));
         if (rc == MDB_KEYEXIST)
             ret = Py_False, Py_INCREF(ret);
         else if (rc == MDB_BAD_VALSIZE && (key_ok(self, "mdb_put", &k) < 0 ||
@@ -298,31 +292,35 @@ static PyObject *close_temp_cursor(PyObject *cur, PyObject *result)
     return result;
 }
 
+/* replace/pop/putmulti: the cursor method `meth` called with the tuple `pa` (stolen; NULL
+ * passes the error on) on a temporary cursor over db. */
+static PyObject *via_temp_cursor(TxnObject *self, DbObject *db, const char *meth, PyObject *pa)
+{
+    if (!db || !pa) {
+        Py_XDECREF(pa);
+        return NULL;
+    }
+    PyObject *cur = cursor_new(self, db);
+    if (!cur) {
+        Py_DECREF(pa);
+        return NULL;
+    }
+    PyObject *fn = PyObject_GetAttrString(cur, meth);
+    PyObject *r = fn ? PyObject_Call(fn, pa, NULL) : NULL;
+    Py_XDECREF(fn);
+    Py_DECREF(pa);
+    return close_temp_cursor(cur, r);
+}
+
 static PyObject *txn_putmulti(TxnObject *self, FASTARGS)
 {
     static const char *const names[] = {"items", "dupdata", "overwrite", "append", "db", NULL};
     PyObject *a[5] = {NULL, Py_True, Py_True, Py_False, Py_None};
     if (args_parse("putmulti", args, nargs, kwnames, names, a) < 0)
         return NULL;
-    if (txn_check(self) < 0)
-        return NULL;
-    DbObject *db = txn_resolve_db(self, a[4]);
-    if (!db)
-        return NULL;
-    PyObject *cur = cursor_new(self, db);
-    if (!cur)
-        return NULL;
-    PyObject *meth = PyObject_GetAttrString(cur, "putmulti");
-    PyObject *r = NULL;
-    if (meth) {
-        PyObject *pa = PyTuple_Pack(4, a[0] ? a[0] : Py_None, a[1], a[2], a[3]);
-        if (pa) {
-            r = PyObject_Call(meth, pa, NULL);
-            Py_DECREF(pa);
-        }
-        Py_DECREF(meth);
-    }
-    return close_temp_cursor(cur, r);
+    DbObject *db = txn_db_arg(self, a[4]);
+    return via_temp_cursor(self, db, "putmulti",
+                           db ? PyTuple_Pack(4, a[0] ? a[0] : Py_None, a[1], a[2], a[3]) : NULL);
 }
 
 /* Beyond py-lmdb (issue 13): build an empty database from sorted records (extras.c). */
@@ -330,15 +328,9 @@ static PyObject *txn_load_sorted(TxnObject *self, FASTARGS)
 {
     static const char *const names[] = {"iterable", "db", NULL};
     PyObject *a[2] = {NULL, Py_None};
-    if (args_parse("load_sorted", args, nargs, kwnames, names, a) < 0)
+    if (args_parse_req("load_sorted", args, nargs, kwnames, names, a, 1, "'iterable'") < 0)
         return NULL;
-    if (!a[0]) {
-        PyErr_SetString(PyExc_TypeError, "load_sorted() missing required argument 'iterable'");
-        return NULL;
-    }
-    if (txn_check(self) < 0)
-        return NULL;
-    DbObject *db = txn_resolve_db(self, a[1]);
+    DbObject *db = txn_db_arg(self, a[1]);
     if (!db)
         return NULL;
 #if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H)
@@ -370,59 +362,31 @@ static PyObject *txn_replace(TxnObject *self, FASTARGS)
 {
     static const char *const names[] = {"key", "value", "db", NULL};
     PyObject *a[3] = {NULL, NULL, Py_None};
-    if (args_parse("replace", args, nargs, kwnames, names, a) < 0)
-        return NULL;
-    if (!a[0] || !a[1]) {
-        PyErr_SetString(PyExc_TypeError, "replace() missing required argument");
-        return NULL;
-    }
-    if (txn_check(self) < 0 || args_are_buffers(a[0], a[1]) < 0)
+    if (args_parse_req("replace", args, nargs, kwnames, names, a, 2, NULL) < 0 ||
+        txn_check(self) < 0 || args_are_buffers(a[0], a[1]) < 0)
         return NULL;
     DbObject *db = txn_resolve_db(self, a[2]);
-    if (!db)
-        return NULL;
-    PyObject *cur = cursor_new(self, db);
-    if (!cur)
-        return NULL;
-    PyObject *r = PyObject_CallMethod(cur, "replace", "OO", a[0], a[1]);
-    return close_temp_cursor(cur, r);
+    return via_temp_cursor(self, db, "replace", db ? PyTuple_Pack(2, a[0], a[1]) : NULL);
 }
 
 static PyObject *txn_pop(TxnObject *self, FASTARGS)
 {
     static const char *const names[] = {"key", "db", NULL};
     PyObject *a[2] = {NULL, Py_None};
-    if (args_parse("pop", args, nargs, kwnames, names, a) < 0)
-        return NULL;
-    if (!a[0]) {
-        PyErr_SetString(PyExc_TypeError, "pop() missing required argument 'key'");
-        return NULL;
-    }
-    if (txn_check(self) < 0 || args_are_buffers(a[0], NULL) < 0)
+    if (args_parse_req("pop", args, nargs, kwnames, names, a, 1, "'key'") < 0 ||
+        txn_check(self) < 0 || args_are_buffers(a[0], NULL) < 0)
         return NULL;
     DbObject *db = txn_resolve_db(self, a[1]);
-    if (!db)
-        return NULL;
-    PyObject *cur = cursor_new(self, db);
-    if (!cur)
-        return NULL;
-    PyObject *r = PyObject_CallMethod(cur, "pop", "O", a[0]);
-    return close_temp_cursor(cur, r);
+    return via_temp_cursor(self, db, "pop", db ? PyTuple_Pack(1, a[0]) : NULL);
 }
 
 static PyObject *txn_delete(TxnObject *self, FASTARGS)
 {
     static const char *const names[] = {"key", "value", "db", NULL};
     PyObject *a[3] = {NULL, NULL, Py_None};
-    if (args_parse("delete", args, nargs, kwnames, names, a) < 0)
+    if (args_parse_req("delete", args, nargs, kwnames, names, a, 1, "'key'") < 0)
         return NULL;
-    if (!a[0]) {
-        PyErr_SetString(PyExc_TypeError, "delete() missing required argument 'key'");
-        return NULL;
-    }
-    if (txn_check(self) < 0)
-        return NULL;
-    DbObject *db = txn_resolve_db(self, a[2]);
+    DbObject *db = txn_db_arg(self, a[2]);
     if (!db)
         return NULL;
     MDB_val k, v;
@@ -448,29 +412,25 @@ static PyObject *txn_delete(TxnObject *self, FASTARGS)
     Py_RETURN_TRUE;
 }
 
-static PyObject *txn_cursor(TxnObject *self, FASTARGS)
+/* cursor(db=None) and stat(db=None): their one argument, resolved. */
+static DbObject *txn_only_db_arg(TxnObject *self, const char *fname, FASTARGS)
 {
     static const char *const names[] = {"db", NULL};
     PyObject *a[1] = {Py_None};
-    if (args_parse("cursor", args, nargs, kwnames, names, a) < 0)
+    if (args_parse(fname, args, nargs, kwnames, names, a) < 0)
         return NULL;
-    if (txn_check(self) < 0)
-        return NULL;
-    DbObject *db = txn_resolve_db(self, a[0]);
-    if (!db)
-        return NULL;
-    return cursor_new(self, db);
+    return txn_db_arg(self, a[0]);
+}
+
+static PyObject *txn_cursor(TxnObject *self, FASTARGS)
+{
+    DbObject *db = txn_only_db_arg(self, "cursor", args, nargs, kwnames);
+    return db ? cursor_new(self, db) : NULL;
 }
 
 static PyObject *txn_stat(TxnObject *self, FASTARGS)
 {
-    static const char *const names[] = {"db", NULL};
-    PyObject *a[1] = {Py_None};
-    if (args_parse("stat", args, nargs, kwnames, names, a) < 0)
-        return NULL;
-    if (txn_check(self) < 0)
-        return NULL;
-    DbObject *db = txn_resolve_db(self, a[0]);
+    DbObject *db = txn_only_db_arg(self, "stat", args, nargs, kwnames);
     if (!db)
         return NULL;
     MDB_stat st;
@@ -491,9 +451,7 @@ static PyObject *txn_drop(TxnObject *self, FASTARGS)
         PyErr_SetString(PyExc_TypeError, "drop() missing required argument 'db'");
         return NULL;
     }
-    if (txn_check(self) < 0)
-        return NULL;
-    DbObject *db = txn_resolve_db(self, a[0]);
+    DbObject *db = txn_db_arg(self, a[0]);
     if (!db)
         return NULL;
     /* py-lmdb closes this txn's cursors on the database whenever delete=True is asked,
@@ -564,10 +522,7 @@ static PyObject *txn_abort(TxnObject *self, PyObject *unused)
 static PyObject *txn_enter(TxnObject *self, PyObject *unused)
 {
     (void)unused;
-    if (txn_check(self) < 0)
-        return NULL;
-    Py_INCREF(self);
-    return (PyObject *)self;
+    return args_enter((PyObject *)self, txn_check(self));
 }
 
 static PyObject *txn_exit(TxnObject *self, PyObject *args)
@@ -589,8 +544,7 @@ static PyObject *txn_exit(TxnObject *self, PyObject *args)
 static PyObject *txn_get_env(TxnObject *self, void *c)
 {
     (void)c;
-    Py_INCREF(self->env);
-    return (PyObject *)self->env;
+    return new_ref(self->env);
 }
 
 static PyGetSetDef txn_getset[] = {
@@ -633,10 +587,7 @@ static PyMethodDef txn_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 PyTypeObject MdbTxn_Type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "Transaction",
-    .tp_basicsize = sizeof(TxnObject),
-    .tp_dealloc = (destructor)txn_dealloc,
+    MDB_TYPE_HEAD("Transaction", TxnObject, txn_dealloc),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_traverse = (traverseproc)txn_traverse,
     .tp_clear = (inquiry)txn_clear,

@@ -99,6 +99,28 @@ def _raise(what: str, rc: int) -> NoReturn:
     raise _from_code(what, rc, ffi.string(lib.mdb_strerror(rc)).decode("utf-8", "replace"))
 
 
+def _out_call(what: str, ctype: str, fn: Any, *args: Any) -> Any:
+    """fn(*args, out) with out a new ctype (a pointer type); out[0], or the error of what.
+    For MDB_stat / MDB_envinfo, ctype "MDB_stat *" gives the struct itself (out)."""
+    out = ffi.new(ctype)
+    rc = fn(*args, out)
+    if rc:
+        _raise(what, rc)
+    return out if ctype in ("MDB_stat *", "MDB_envinfo *") else out[0]
+
+
+def _stat_dict(st: Any) -> dict[str, int]:
+    """mdb._common.stat_dict of an MDB_stat."""
+    return _common.stat_dict(
+        st.ms_psize,
+        st.ms_depth,
+        st.ms_branch_pages,
+        st.ms_leaf_pages,
+        st.ms_overflow_pages,
+        st.ms_entries,
+    )
+
+
 def _badvalsize(what: str, got: int, limit: int) -> NoReturn:
     from ..errors import BadValsizeError
 
@@ -155,13 +177,6 @@ def _wrote(t: Transaction | None) -> None:
     while t is not None:
         t._wgen += 1
         t._cached = False
-        t = t._parent
-
-
-def _busy_chain(t: Transaction | None, delta: int) -> None:
-    """Add delta to the busy count of t and its ancestors (see Transaction._enter)."""
-    while t is not None:
-        t._busy += delta
         t = t._parent
 
 

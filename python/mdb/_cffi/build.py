@@ -11,6 +11,8 @@ The declarations below are checked against the real lmdb.h by the C compiler
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 
 import cffi
@@ -105,53 +107,40 @@ int mdb_reader_list(MDB_env *env, MDB_msg_func *func, void *ctx);
 int mdb_reader_check(MDB_env *env, int *dead);
 
 extern "Python" int _mdbpy_reader_cb(const char *, void *);
-
-typedef struct mdbpy_val { size_t mv_size; char *mv_data; } mdbpy_val;
 #define MDBPY_BADKEY ...
 #define MDBPY_BADVAL ...
 #define MDBPY_BIG ...
-int mdbpy_get(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, mdbpy_val *out);
-int mdbpy_put(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, const char *v,
-              size_t vlen, unsigned int flags);
-int mdbpy_del(MDB_txn *txn, MDB_dbi dbi, const char *k, size_t klen, const char *v,
-              size_t vlen, int with_value);
-int mdbpy_cursor_get(MDB_cursor *cur, int op, const char *k, size_t klen, const char *v,
-                     size_t vlen, mdbpy_val *ko, mdbpy_val *vo);
-int mdbpy_cursor_put(MDB_cursor *cur, const char *k, size_t klen, const char *v, size_t vlen,
-                     unsigned int flags);
-size_t mdbpy_cursor_batch(MDB_cursor *cur, int op, int max, char *buf, size_t cap, char *fmt,
-                          mdbpy_val *big, int *n, int *rc);
-int mdbpy_have_check(void);
-void mdbpy_prefault(const char *p, size_t n);
 """
-
 
 CHECK_CDEF = r"""
-void *mdbpy_check_run(MDB_env *env, int *rc);
-int mdbpy_check_num(void *rp, int i, unsigned long long *out);
-size_t mdbpy_check_nproblems(void *rp);
-void mdbpy_check_problem(void *rp, size_t i, unsigned long long *pgno, int *code,
-                         const char **db, const char **msg);
-size_t mdbpy_check_ndbs(void *rp);
-void mdbpy_check_db(void *rp, size_t i, const char **name, unsigned long long *vals);
-int mdbpy_check_text(void *rp, MDB_msg_func *func, void *ctx);
-void mdbpy_check_free(void *rp);
-int mdbpy_reader_info(MDB_env *env, unsigned long long *vals, size_t max, size_t *count,
-                      unsigned flags);
-typedef struct mdbpy_chunk { const char *data; const size_t *sizes; size_t n; } mdbpy_chunk;
-typedef int (*mdbpy_refill_fn)(void *handle, mdbpy_chunk *chunk);
 extern "Python" int _mdbpy_load_refill(void *, mdbpy_chunk *);
-int mdbpy_bulk_load(MDB_txn *txn, MDB_dbi dbi, mdbpy_refill_fn refill, void *handle,
-                    size_t *count, int *py_error);
-int mdbpy_set_maxsize(MDB_env *env, unsigned long long bytes);
-unsigned long long mdbpy_get_maxsize(MDB_env *env);
 """
+
+HELPERS_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers.h")
+_CORE_PART = "/* Checker glue"  # where helpers.h's core-only declarations begin
+
+
+def helpers_decls() -> tuple[str, str]:
+    """helpers.h's declarations, as cdef text: (those of every build, those of our core's
+    only).  Comments and preprocessor lines are left out: CDEF declares the MDBPY_
+    constants as `...`, which the C compiler fills in."""
+    with open(HELPERS_H) as f:
+        text = f.read()
+    i = text.index(_CORE_PART)
+    common, core = text[:i], text[text.index("*/", i) + 2 :]
+
+    def cdef_text(part: str) -> str:
+        part = re.sub(r"/\*.*?\*/", "", part, flags=re.S)
+        return "\n".join(ln for ln in part.splitlines() if not ln.lstrip().startswith("#"))
+
+    return cdef_text(common), cdef_text(core)
 
 
 def make_ffi(core_check: bool = False) -> cffi.FFI:
     """The FFI builder of mdb._cffi_lib (with the checker glue if core_check)."""
     ffi = cffi.FFI()
-    ffi.cdef(CDEF + (CHECK_CDEF if core_check else ""))
+    common, core = helpers_decls()
+    ffi.cdef(CDEF + common + (core + CHECK_CDEF if core_check else ""))
     ffi.set_source("mdb._cffi_lib", '#include <lmdb.h>\n#include "helpers.h"\n')
     return ffi
 

@@ -24,7 +24,6 @@ from ._ffi import (
     _SET_KEY,
     _SET_RANGE,
     _badvalsize,
-    _busy_chain,
     _inbuf,
     _lib_cursor_batch,
     _lib_cursor_get,
@@ -232,60 +231,21 @@ class Cursor:
             return False
         return True
 
-    # _pos (first/next/...) and _current (key/value/item) are hot: they inline what @_op,
-    # _enter/_leave and _check do (same checks, same order, same errors).
+    # _pos (first/next/...) and _current (key/value/item) are hot: they bracket their work
+    # with _enter/_leave themselves rather than through @_op.
     def _pos(self, op: int) -> bool:
         self._put_only = False
-        txn = self._cutxn
-        env = txn._txenv
-        env._active += 1
-        nested = txn._parent is not None
-        if nested:
-            _busy_chain(txn, 1)
-        else:
-            txn._busy += 1
-        self._busy += 1
+        self._enter()
         try:
-            if not txn._valid or not env._valid or env._pid != _pid or not self._valid:
-                txn._check()
-                raise _closed()
-            if self._pend is not None:
-                self._sync()
-            self._cgen = -1
-            rc = _lib_cursor_get(self._cur, op, _NULL, 0, _NULL, 0, self._k, self._v)
-            if rc == 0:
-                self._positioned = True
-                return True
-            if rc == _NOTFOUND:
-                self._positioned = False
-                return False
-            # other errors (bad argument sizes...) leave the position as it was
-            _raise("mdb_cursor_get", rc)
+            return self._do(op)
         finally:
-            self._busy -= 1
-            env._active -= 1
-            if nested:
-                _busy_chain(txn, -1)
-            else:
-                txn._busy -= 1
+            self._leave()
 
     def _current(self, keys: bool, values: bool) -> Any:
         self._put_only = False
+        self._enter()
         txn = self._cutxn
-        env = txn._txenv
-        env._active += 1
-        nested = txn._parent is not None
-        if nested:
-            _busy_chain(txn, 1)
-        else:
-            txn._busy += 1
-        self._busy += 1
         try:
-            if not txn._valid or not env._valid or env._pid != _pid or not self._valid:
-                txn._check()
-                raise _closed()
-            if self._pend is not None:
-                self._sync()
             if not self._positioned:
                 return (b"", b"") if keys and values else b""
             k = self._k
@@ -315,12 +275,7 @@ class Cursor:
                 return kb, vb
             return kb if keys else vb
         finally:
-            self._busy -= 1
-            env._active -= 1
-            if nested:
-                _busy_chain(txn, -1)
-            else:
-                txn._busy -= 1
+            self._leave()
 
     # key()/value()/item() answer from the cursor's cache when they can: _current reads
     # the record with GET_CURRENT once after a move and keeps the bytes it returned;
@@ -418,25 +373,11 @@ class Cursor:
     # Like _pos, with a key (and value): set_key/set_range/get and the _dup seeks.
     def _seek(self, op: int, key: Any, value: Any, get: bool, default: Any) -> Any:
         self._put_only = False
+        self._enter()
         txn = self._cutxn
         env = txn._txenv
-        env._active += 1
-        nested = txn._parent is not None
-        if nested:
-            _busy_chain(txn, 1)
-        else:
-            txn._busy += 1
-        self._busy += 1
         try:
-            if not txn._valid or not env._valid or env._pid != _pid or not self._valid:
-                txn._check()
-                raise _closed()
-            if self._pend is not None:
-                self._sync()
-            if type(key) is bytes:
-                k, kl = key, len(key)
-            else:
-                k, kl = _inbuf(key, "key")
+            k, kl = (key, len(key)) if type(key) is bytes else _inbuf(key, "key")
             if value is _NOARG:
                 v, vl = _NULL, 0
                 if op == _SET_RANGE and not kl:
@@ -462,12 +403,7 @@ class Cursor:
                 return env._out(True, vv)
             return _unpack(vv.mv_data, vv.mv_size)
         finally:
-            self._busy -= 1
-            env._active -= 1
-            if nested:
-                _busy_chain(txn, -1)
-            else:
-                txn._busy -= 1
+            self._leave()
 
     def set_key(self, key: Any) -> bool:
         """Seek to key exactly."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from .. import _common, _registry
 from ..errors import Error, _closed, _forked
@@ -21,7 +21,9 @@ from ._ffi import (
     HAVE_CHECK,
     _envs,
     _op,
+    _out_call,
     _raise,
+    _stat_dict,
     _thread_id,
     _unpack,
     _wrote,
@@ -349,12 +351,7 @@ class Environment:
             ro_create = True
         own = None
         if txn is not None:
-            if not isinstance(txn, Transaction):
-                raise TypeError("txn must be a Transaction")
-            txn._check()
-            if txn.env is not self:
-                _raise("mdb_dbi_open", _EINVAL)  # a transaction of another Environment
-            t = txn._txn
+            t = self._callers_txn(txn)
         else:
             write = not self._readonly
             if write and self._write_txns and self._writer == _thread_id():
@@ -362,11 +359,7 @@ class Environment:
                     "open_db() needs a write transaction but this thread already has one: "
                     "pass it as open_db(..., txn=txn)"
                 )
-            txnp = ffi.new("MDB_txn **")
-            rc = lib.mdb_txn_begin(self._env, ffi.NULL, 0 if write else lib.MDB_RDONLY, txnp)
-            if rc:
-                _raise("mdb_txn_begin", rc)
-            own = t = txnp[0]
+            own = t = self._own_txn(write)
         dbip = ffi.new("MDB_dbi *")
         flp = ffi.new("unsigned int *")
         rc = lib.mdb_dbi_open(t, key, flags, dbip)
@@ -390,24 +383,32 @@ class Environment:
         self._dbs[key] = db
         return db
 
+    def _callers_txn(self, txn: Any) -> Any:
+        """The engine handle of txn=, a live Transaction of this Environment (open_db, dbs)."""
+        if not isinstance(txn, Transaction):
+            raise TypeError("txn must be a Transaction")
+        txn._check()
+        if txn.env is not self:
+            _raise("mdb_dbi_open", _EINVAL)  # a transaction of another Environment
+        return txn._txn
+
+    def _own_txn(self, write: bool) -> Any:
+        """A top-level engine transaction of open_db/dbs's own (the caller ends it)."""
+        txnp = ffi.new("MDB_txn **")
+        rc = lib.mdb_txn_begin(self._env, ffi.NULL, 0 if write else lib.MDB_RDONLY, txnp)
+        if rc:
+            _raise("mdb_txn_begin", rc)
+        return txnp[0]
+
     @_op
     def dbs(self, txn: Transaction | None = None) -> list[bytes]:
         """Names of the named databases."""
         self._check()
         own = None
         if txn is not None:
-            if not isinstance(txn, Transaction):
-                raise TypeError("txn must be a Transaction")
-            txn._check()
-            if txn.env is not self:
-                _raise("mdb_dbi_open", _EINVAL)  # a transaction of another Environment
-            t = txn._txn
+            t = self._callers_txn(txn)
         else:
-            txnp = ffi.new("MDB_txn **")
-            rc = lib.mdb_txn_begin(self._env, ffi.NULL, lib.MDB_RDONLY, txnp)
-            if rc:
-                _raise("mdb_txn_begin", rc)
-            own = t = txnp[0]
+            own = t = self._own_txn(False)
         out: list[bytes] = []
         try:
             curp = ffi.new("MDB_cursor **")
@@ -435,27 +436,13 @@ class Environment:
     def stat(self) -> dict[str, int]:
         """Statistics of the main database."""
         self._check()
-        st = ffi.new("MDB_stat *")
-        rc = lib.mdb_env_stat(self._env, st)
-        if rc:
-            _raise("mdb_env_stat", rc)
-        return _common.stat_dict(
-            st.ms_psize,
-            st.ms_depth,
-            st.ms_branch_pages,
-            st.ms_leaf_pages,
-            st.ms_overflow_pages,
-            st.ms_entries,
-        )
+        return _stat_dict(_out_call("mdb_env_stat", "MDB_stat *", lib.mdb_env_stat, self._env))
 
     @_op
     def info(self) -> dict[str, int]:
         """Environment information."""
         self._check()
-        i = ffi.new("MDB_envinfo *")
-        rc = lib.mdb_env_info(self._env, i)
-        if rc:
-            _raise("mdb_env_info", rc)
+        i = _out_call("mdb_env_info", "MDB_envinfo *", lib.mdb_env_info, self._env)
         age = None
         if HAVE_CHECK:
             # no read txn (flag 2): info() must not take a reader slot; the pages each
@@ -491,21 +478,15 @@ class Environment:
     def flags(self) -> dict[str, bool]:
         """The open flags."""
         self._check()
-        fp = ffi.new("unsigned int *")
-        rc = lib.mdb_env_get_flags(self._env, fp)
-        if rc:
-            _raise("mdb_env_get_flags", rc)
-        return _common.env_flags_dict(fp[0])
+        f = _out_call("mdb_env_get_flags", "unsigned int *", lib.mdb_env_get_flags, self._env)
+        return _common.env_flags_dict(f)
 
     @_op
     def path(self) -> str:
         """The path given at open."""
         self._check()
-        pp = ffi.new("const char **")
-        rc = lib.mdb_env_get_path(self._env, pp)
-        if rc:
-            _raise("mdb_env_get_path", rc)
-        return os.fsdecode(ffi.string(pp[0]))
+        p = _out_call("mdb_env_get_path", "const char **", lib.mdb_env_get_path, self._env)
+        return os.fsdecode(ffi.string(p))
 
     @_op
     def max_key_size(self) -> int:
@@ -517,11 +498,8 @@ class Environment:
     def max_readers(self) -> int:
         """Size of the reader table."""
         self._check()
-        p = ffi.new("unsigned int *")
-        rc = lib.mdb_env_get_maxreaders(self._env, p)
-        if rc:
-            _raise("mdb_env_get_maxreaders", rc)
-        return int(p[0])
+        fn = lib.mdb_env_get_maxreaders
+        return int(_out_call("mdb_env_get_maxreaders", "unsigned int *", fn, self._env))
 
     @_op
     def readers(self, detail: bool = False) -> Any:
@@ -548,11 +526,7 @@ class Environment:
     def reader_check(self) -> int:
         """Clear stale reader slots; returns how many were cleared."""
         self._check()
-        p = ffi.new("int *")
-        rc = lib.mdb_reader_check(self._env, p)
-        if rc:
-            _raise("mdb_reader_check", rc)
-        return int(p[0])
+        return int(_out_call("mdb_reader_check", "int *", lib.mdb_reader_check, self._env))
 
     @_op
     def sync(self, force: bool = False) -> None:
@@ -562,25 +536,25 @@ class Environment:
         if rc:
             _raise("mdb_env_sync", rc)
 
+    def _copy(self, name: str, fn: Any, dest: Callable[[], Any], compact: bool, txn: Any) -> None:
+        """copy() and copyfd(): fn (mdb_env_copy2 / mdb_env_copyfd2) to dest(), which
+        converts the argument after the checks, as py-lmdb's order has it."""
+        if txn is not None:
+            raise TypeError(f"{name}(txn=) needs an engine with mdb_env_copy3; not supported")
+        self._check()
+        rc = fn(self._env, dest(), lib.MDB_CP_COMPACT if compact else 0)
+        if rc:
+            _raise(fn.__name__, rc)
+
     @_op
     def copy(self, path: Any, compact: bool = False, txn: Any = None) -> None:
         """Copy the environment into directory ``path``."""
-        if txn is not None:
-            raise TypeError("copy(txn=) needs an engine with mdb_env_copy3; not supported")
-        self._check()
-        rc = lib.mdb_env_copy2(self._env, os.fsencode(path), lib.MDB_CP_COMPACT if compact else 0)
-        if rc:
-            _raise("mdb_env_copy2", rc)
+        self._copy("copy", lib.mdb_env_copy2, lambda: os.fsencode(path), compact, txn)
 
     @_op
     def copyfd(self, fd: int, compact: bool = False, txn: Any = None) -> None:
         """Copy the environment to file descriptor ``fd``."""
-        if txn is not None:
-            raise TypeError("copyfd(txn=) needs an engine with mdb_env_copy3; not supported")
-        self._check()
-        rc = lib.mdb_env_copyfd2(self._env, fd, lib.MDB_CP_COMPACT if compact else 0)
-        if rc:
-            _raise("mdb_env_copyfd2", rc)
+        self._copy("copyfd", lib.mdb_env_copyfd2, lambda: fd, compact, txn)
 
     def set_mapsize(self, map_size: int) -> None:
         """Resize the map; refused while a write txn or buffers=True values are alive."""

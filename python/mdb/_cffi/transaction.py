@@ -6,7 +6,6 @@ import errno
 import itertools
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
-from .._common import stat_dict
 from ..errors import Error, _closed, _forked
 from ._ffi import (
     _EACCES,
@@ -14,15 +13,16 @@ from ._ffi import (
     _KEYEXIST,
     _NOTFOUND,
     HAVE_CHECK,
-    _busy_chain,
     _inbuf,
     _lib_del,
     _lib_get,
     _lib_put,
     _op,
+    _out_call,
     _put_error,
     _put_flags,
     _raise,
+    _stat_dict,
     _thread_id,
     _unpack,
     _wrote,
@@ -355,26 +355,15 @@ class Transaction:
             _raise("mdb_dbi", _EINVAL)
         return db
 
-    # get/put/delete are the hot calls: they inline what @_op, _enter/_leave, _check,
-    # _resolve and _inbuf do (same checks, same order, same errors).
+    # get/put/delete are the hot calls: they inline what @_op, _resolve and _inbuf do
+    # for the common case (same checks, same order, same errors).
     def get(self, key: Any, default: Any = None, db: _Database | None = None) -> Any:
         """The (first) value of key, or default."""
+        self._enter()
         env = self._txenv
-        env._active += 1
-        nested = self._parent is not None
-        if nested:
-            _busy_chain(self, 1)
-        else:
-            self._busy += 1
         try:
-            if not self._valid or not env._valid or env._pid != _pid:
-                self._check()
-                raise _closed()
             d = self._db if db is None else self._resolve(db)
-            if type(key) is bytes:
-                k, kl = key, len(key)
-            else:
-                k, kl = _inbuf(key, "key")
+            k, kl = (key, len(key)) if type(key) is bytes else _inbuf(key, "key")
             val = self._val
             rc = _lib_get(self._txn, d._dbi, k, kl, val)
             if rc:
@@ -385,11 +374,7 @@ class Transaction:
                 return env._out(True, val)
             return _unpack(val.mv_data, val.mv_size)
         finally:
-            env._active -= 1
-            if nested:
-                _busy_chain(self, -1)
-            else:
-                self._busy -= 1
+            self._leave()
 
     def put(
         self,
@@ -401,33 +386,19 @@ class Transaction:
         db: _Database | None = None,
     ) -> bool:
         """Store a record; False if not written (exists, or out of order with append)."""
+        self._enter()
         env = self._txenv
-        env._active += 1
-        nested = self._parent is not None
-        if nested:
-            _busy_chain(self, 1)
-        else:
-            self._busy += 1
         try:
-            if not self._valid or not env._valid or env._pid != _pid:
-                self._check()
-                raise _closed()
             d = self._db if db is None else self._resolve(db)
-            if type(key) is bytes:
-                k, kl = key, len(key)
-            else:
-                k, kl = _inbuf(key, "key")
-            if type(value) is bytes:
-                v, vl = value, len(value)
-            else:
-                v, vl = _inbuf(value, "value")
+            k, kl = (key, len(key)) if type(key) is bytes else _inbuf(key, "key")
+            v, vl = (value, len(value)) if type(value) is bytes else _inbuf(value, "value")
             if dupdata is True and overwrite is True and append is False:
                 flags = 0
             else:
                 flags = _put_flags(d, dupdata, overwrite, append)
             # mdbpy_put checks the key and value sizes first (MDBPY_BADKEY/BADVAL)
             rc = _lib_put(self._txn, d._dbi, k, kl, v, vl, flags)
-            if self._cached or nested:
+            if self._cached or self._parent is not None:
                 _wrote(self)
             if rc:
                 if rc == _KEYEXIST:
@@ -435,11 +406,7 @@ class Transaction:
                 _put_error("mdb_put", rc, kl, vl, env)
             return True
         finally:
-            env._active -= 1
-            if nested:
-                _busy_chain(self, -1)
-            else:
-                self._busy -= 1
+            self._leave()
 
     @_op
     def putmulti(
@@ -500,28 +467,17 @@ class Transaction:
 
     def delete(self, key: Any, value: Any = b"", db: _Database | None = None) -> bool:
         """Delete key (or just one duplicate value); False if absent."""
-        env = self._txenv
-        env._active += 1
-        nested = self._parent is not None
-        if nested:
-            _busy_chain(self, 1)
-        else:
-            self._busy += 1
+        self._enter()
         try:
-            if not self._valid or not env._valid or env._pid != _pid:
-                self._check()
-                raise _closed()
             d = self._db if db is None else self._resolve(db)
-            if type(key) is bytes:
-                k, kl = key, len(key)
-            else:
-                k, kl = _inbuf(key, "key")
-            if type(value) is bytes:
-                v, vl = value, len(value)
-            else:
-                v, vl = _inbuf(b"" if value is None else value, "value")
+            k, kl = (key, len(key)) if type(key) is bytes else _inbuf(key, "key")
+            v, vl = (
+                (value, len(value))
+                if type(value) is bytes
+                else _inbuf(b"" if value is None else value, "value")
+            )
             rc = _lib_del(self._txn, d._dbi, k, kl, v, vl, 1 if vl else 0)
-            if self._cached or nested:
+            if self._cached or self._parent is not None:
                 _wrote(self)
             if rc:
                 if rc == _NOTFOUND:
@@ -529,11 +485,7 @@ class Transaction:
                 _raise("mdb_del", rc)
             return True
         finally:
-            env._active -= 1
-            if nested:
-                _busy_chain(self, -1)
-            else:
-                self._busy -= 1
+            self._leave()
 
     @_op
     def cursor(self, db: _Database | None = None) -> Cursor:
@@ -546,18 +498,7 @@ class Transaction:
         """Statistics of db as seen by this transaction."""
         self._check()
         d = self._resolve(db)
-        st = ffi.new("MDB_stat *")
-        rc = lib.mdb_stat(self._txn, d._dbi, st)
-        if rc:
-            _raise("mdb_stat", rc)
-        return stat_dict(
-            st.ms_psize,
-            st.ms_depth,
-            st.ms_branch_pages,
-            st.ms_leaf_pages,
-            st.ms_overflow_pages,
-            st.ms_entries,
-        )
+        return _stat_dict(_out_call("mdb_stat", "MDB_stat *", lib.mdb_stat, self._txn, d._dbi))
 
     @_op
     def drop(self, db: _Database, delete: bool = True) -> None:

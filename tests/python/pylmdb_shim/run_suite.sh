@@ -24,24 +24,26 @@ if [[ ! -d "$cache/tests" ]]; then
   cp -r "$cache/lmdb-3.0.0/tests" "$cache/tests"
 fi
 
+# excludes PREFIX: the pytest arguments of EXCLUDES.md's lines "- PREFIX`ignore` `FILE`" and
+# "- PREFIX`deselect` `TEST`" (PREFIX "" for every backend, "cext: " for one)
+excludes() {
+  local kind what _
+  while read -r kind what _; do
+    case "$kind" in
+      ignore) printf '%s\0%s\0' --ignore "$cache/tests/$what" ;;
+      deselect) printf '%s\0%s\0' --deselect "tests/$what" ;;
+    esac
+  done < <(sed -n "s/^- $1\`\(ignore\|deselect\)\` \`\([^\`]*\)\`.*/\1 \2/p" "$here/EXCLUDES.md")
+}
+
 args=()
-while read -r kind what _; do
-  case "$kind" in
-    ignore) args+=(--ignore "$cache/tests/$what") ;;
-    deselect) args+=(--deselect "tests/$what") ;;
-  esac
-done < <(sed -n 's/^- `\(ignore\|deselect\)` `\([^`]*\)`.*/\1 \2/p' "$here/EXCLUDES.md")
+while IFS= read -r -d '' a; do args+=("$a"); done < <(excludes "")
 
 status=0
 for b in "${backends[@]}"; do
   echo "=== py-lmdb 3.0.0 suite against mdb (MDB_BACKEND=$b) ==="
   bargs=()
-  while read -r kind what _; do
-    case "$kind" in
-      ignore) bargs+=(--ignore "$cache/tests/$what") ;;
-      deselect) bargs+=(--deselect "tests/$what") ;;
-    esac
-  done < <(sed -n "s/^- $b: \`\(ignore\|deselect\)\` \`\([^\`]*\)\`.*/\1 \2/p" "$here/EXCLUDES.md")
+  while IFS= read -r -d '' a; do bargs+=("$a"); done < <(excludes "$b: ")
   (cd "$cache" && MDB_BACKEND=$b LMDB_FORCE_SYSTEM=1 PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" \
      "$py" -m pytest -q -rfE -p no:cacheprovider -m "" -c /dev/null --rootdir "$cache" \
      "${args[@]}" ${bargs[@]+"${bargs[@]}"} "$@" tests) || status=1
