@@ -21,7 +21,7 @@
  *   L6  txn txn_nested[cursor_shadow_] commit[txn_commit] cursor_alloc dbi env
  *       copy[env_copy] readers_info walk check
  *   L7  api_env api_txn api_dbi api_data api_cursor api_misc
- *   headers  format.h objects.h core.h os.h lockfile.h readers.h walk.h check.h lmdb.h
+ *   headers  format.h objects.h core.h os.h lockfile.h readers.h walk.h check.h tree_raw.h lmdb.h
  *       mdbcore.h
  *
  * L0 errors, lists, the OS seam; L1 the two files (meta pages, map, lock file, reader
