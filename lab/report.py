@@ -39,6 +39,11 @@ def _fmt(v: float) -> str:
     return f"{v:.3g}"
 
 
+def _ratio(v: float) -> str:
+    """Two decimals, or three significant digits below 0.1 (a 500x gain is not 0.00)."""
+    return f"{v:.2f}" if v >= 0.1 else f"{v:.2g}"
+
+
 def _cell(vals: dict[int, float] | None) -> str:
     if not vals:
         return "-"
@@ -70,7 +75,7 @@ def markdown(results: str) -> str:
         if r is None:
             rtxt, better = "-", "-"
         else:
-            rtxt = f"{r[0]:.2f} ({r[1]:.2f}..{r[2]:.2f})"
+            rtxt = f"{_ratio(r[0])} ({_ratio(r[1])}..{_ratio(r[2])})"
             if abs(r[0] - 1) < 0.02:
                 better = "even"
             else:
