@@ -12,20 +12,7 @@
 
 #include <lmdb.h>
 
-static unsigned long long rng;
-static unsigned rnd(void)
-{
-    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (unsigned)(rng >> 33);
-}
-
-static unsigned digest(const MDB_val *v)
-{
-    unsigned h = 2166136261u;
-    for (size_t i = 0; i < v->mv_size; i++)
-        h = (h ^ ((unsigned char *)v->mv_data)[i]) * 16777619u;
-    return h;
-}
+#include "diff_common.h"
 
 static void show(const char *what, int rc, const MDB_val *k, const MDB_val *v)
 {
