@@ -44,12 +44,14 @@ static char *lockpath(const char *dir)
     return p;
 }
 
-static void rmdir_all(const char *dir)
+/* Remove a directory of mkdir_tmp's and free its name. */
+static void rmdir_all(char *dir)
 {
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "warning: could not remove %s\n", dir);
+    free(dir);
 }
 
 typedef struct child {
@@ -171,15 +173,110 @@ static void say(int fd, const char *s)
         _exit(3);
 }
 
+/* Does the child's next line of output begin with `want`? */
+static int says(child c, const char *want)
+{
+    char line[128];
+    read_out(c.out, line, sizeof line, 1);
+    return strncmp(line, want, strlen(want)) == 0;
+}
+
+/* SIGKILL the child, reap it and close its pipes. */
+static void kill_child(child c)
+{
+    kill(c.pid, SIGKILL);
+    reap(c.pid);
+    close(c.in);
+    close(c.out);
+}
+
+/* Open (or create) DIR's lock file as this process, expecting success. */
+static lock_region *open_lock(const char *dir, unsigned *mr, int *first)
+{
+    lock_region *lr = NULL;
+    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, mr, first), 0);
+    return lr;
+}
+
+/* Join the lock file another process holds (not as its first opener); NULL if not. */
+static lock_region *join_lock(const char *dir)
+{
+    lock_region *lr = NULL;
+    unsigned mr = 0;
+    int first;
+    if (lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first) || first)
+        return NULL;
+    return lr;
+}
+
+/* Close the lock file and remove its directory. */
+static void close_lock(lock_region *lr, char *dir)
+{
+    lockfile_close(lr, getpid());
+    rmdir_all(dir);
+}
+
+/* Our reader list's text, afresh in `b`. */
+static void list_into(lock_region *lr, strbuf *b)
+{
+    b->n = 0;
+    b->s[0] = 0;
+    readers_list(lr, collect, b);
+}
+
+/* Our reader list (left in `ours`) reads as LMDB's own mdb_reader_list of DIR. */
+static void expect_list_as_lmdb(lock_region *lr, const char *dir, strbuf *ours)
+{
+    list_into(lr, ours);
+    char theirs[8192];
+    EXPECT_EQ(run_helper("list", dir, NULL, theirs, sizeof theirs), 0);
+    EXPECT(strcmp(ours->s, theirs) == 0);
+    if (strcmp(ours->s, theirs))
+        fprintf(stderr, "ours:\n%stheirs:\n%s", ours->s, theirs);
+}
+
+/* LMDB's reader check of DIR finds no dead reader. */
+static void expect_lmdb_check_clean(const char *dir)
+{
+    char out[128];
+    EXPECT_EQ(run_helper("check", dir, NULL, out, sizeof out), 0);
+    EXPECT(strcmp(out, "dead 0\n") == 0);
+}
+
+/* The writer mutex is taken (reporting a dead owner or not: `owner_died`) and freed. */
+static void expect_writer_lock(lock_region *lr, int owner_died)
+{
+    int od = -1;
+    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
+    EXPECT_EQ(od, owner_died);
+    lockfile_writer_unlock(lr);
+}
+
+/* The table mutex is taken with no dead owner, and freed. */
+static void expect_table_lock(lock_region *lr)
+{
+    int od = -1;
+    EXPECT_EQ(lockfile_table_lock(lr, &od), 0);
+    EXPECT_EQ(od, 0);
+    lockfile_table_unlock(lr);
+}
+
+/* Our reader check sweeps `swept` dead readers' slots. */
+static void expect_swept(lock_region *lr, int swept)
+{
+    int dead = -1;
+    EXPECT_EQ(readers_check(lr, getpid(), &dead), 0);
+    EXPECT_EQ(dead, swept);
+}
+
 /* ---- tests ---- */
 
 static void t_first_opener(void)
 {
     char *dir = mkdir_tmp();
-    lock_region *lr = NULL;
     unsigned mr = 126;
     int first = -1;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    lock_region *lr = open_lock(dir, &mr, &first);
     EXPECT(lr != NULL);
     if (!lr)
         return;
@@ -216,19 +313,13 @@ static void t_first_opener(void)
     EXPECT_EQ(reap(p), 0);
 
     /* The writer and table mutexes work and report no dead owner. */
-    int od = -1;
-    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
-    EXPECT_EQ(od, 0);
-    lockfile_writer_unlock(lr);
-    EXPECT_EQ(lockfile_table_lock(lr, &od), 0);
-    EXPECT_EQ(od, 0);
-    lockfile_table_unlock(lr);
+    expect_writer_lock(lr, 0);
+    expect_table_lock(lr);
     lockfile_close(lr, getpid());
 
     /* Alone again: the next opener is first and re-initialises. */
-    lr = NULL;
     mr = 50;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    lr = open_lock(dir, &mr, &first);
     EXPECT_EQ(first, 1);
     EXPECT_EQ(mr, 126); /* the file is never shrunk */
     if (lr) {
@@ -236,7 +327,6 @@ static void t_first_opener(void)
         lockfile_close(lr, getpid());
     }
     rmdir_all(dir);
-    free(dir);
 }
 
 /* Our fresh head is byte-identical to the one real LMDB writes (except txnid/numreaders). */
@@ -245,10 +335,9 @@ static void t_layout_matches_lmdb(void)
     char *d1 = mkdir_tmp(), *d2 = mkdir_tmp();
     /* A fresh environment opened by LMDB without any txn: its mutexes are as initialised. */
     EXPECT_EQ(run_helper("list", d1, NULL, NULL, 0), 0);
-    lock_region *lr = NULL;
     unsigned mr = 126;
     int first;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(d2), 0644, 0, &mr, &first), 0);
+    lock_region *lr = open_lock(d2, &mr, &first);
     EXPECT_EQ(lockfile_share(lr, 0), 0);
     lockfile_close(lr, getpid());
     uint8_t a[8192], b[8192];
@@ -261,8 +350,6 @@ static void t_layout_matches_lmdb(void)
     EXPECT(memcmp(a + 64, b + 64, 64) == 0); /* wmutex and padding */
     rmdir_all(d1);
     rmdir_all(d2);
-    free(d1);
-    free(d2);
 }
 
 /* A real LMDB reader is visible to us; we can write while it reads; its slot is swept
@@ -272,14 +359,11 @@ static void t_join_lmdb_reader(void)
     char *dir = mkdir_tmp();
     EXPECT_EQ(run_helper("put", dir, "5", NULL, 0), 0);
     child c = spawn_helper("reader", dir, NULL);
-    char line[128];
-    read_out(c.out, line, sizeof line, 1);
-    EXPECT(strncmp(line, "ready 1", 7) == 0);
+    EXPECT(says(c, "ready 1"));
 
-    lock_region *lr = NULL;
     unsigned mr = 0;
     int first = -1;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    lock_region *lr = open_lock(dir, &mr, &first);
     if (!lr)
         return;
     EXPECT_EQ(first, 0);
@@ -292,45 +376,25 @@ static void t_join_lmdb_reader(void)
     EXPECT_EQ(readers_oldest(lr, 100), 1);
 
     /* Same list text as LMDB's own mdb_reader_list. */
-    strbuf ours = {.n = 0};
-    ours.s[0] = 0;
-    readers_list(lr, collect, &ours);
-    char theirs[8192];
-    EXPECT_EQ(run_helper("list", dir, NULL, theirs, sizeof theirs), 0);
-    EXPECT(strcmp(ours.s, theirs) == 0);
-    if (strcmp(ours.s, theirs))
-        fprintf(stderr, "ours:\n%stheirs:\n%s", ours.s, theirs);
+    strbuf ours;
+    expect_list_as_lmdb(lr, dir, &ours);
     char expect[64];
     snprintf(expect, sizeof expect, "%10d ", (int)c.pid);
     EXPECT(strstr(ours.s, "    pid     thread     txnid\n") == ours.s);
     EXPECT(strstr(ours.s, expect) != NULL);
 
     /* The reader does not block the writer mutex. */
-    int od = -1;
-    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
-    EXPECT_EQ(od, 0);
-    lockfile_writer_unlock(lr);
+    expect_writer_lock(lr, 0);
+    expect_swept(lr, 0);
 
-    int dead = -1;
-    EXPECT_EQ(readers_check(lr, getpid(), &dead), 0);
-    EXPECT_EQ(dead, 0);
-
-    kill(c.pid, SIGKILL);
-    reap(c.pid);
-    close(c.in);
-    close(c.out);
+    kill_child(c);
     EXPECT(find_slot(lr, c.pid) != NULL); /* still there: nobody swept yet */
-    EXPECT_EQ(readers_check(lr, getpid(), &dead), 0);
-    EXPECT_EQ(dead, 1);
+    expect_swept(lr, 1);
     EXPECT(find_slot(lr, c.pid) == NULL);
     EXPECT_EQ(readers_oldest(lr, 100), 100);
     /* LMDB agrees there is nothing left to sweep. */
-    char out[128];
-    EXPECT_EQ(run_helper("check", dir, NULL, out, sizeof out), 0);
-    EXPECT(strcmp(out, "dead 0\n") == 0);
-    lockfile_close(lr, getpid());
-    rmdir_all(dir);
-    free(dir);
+    expect_lmdb_check_clean(dir);
+    close_lock(lr, dir);
 }
 
 /* Real LMDB joins a lock file WE created, uses our mutexes, sees our reader, and a killed
@@ -338,10 +402,9 @@ static void t_join_lmdb_reader(void)
 static void t_lmdb_joins_ours(void)
 {
     char *dir = mkdir_tmp();
-    lock_region *lr = NULL;
     unsigned mr = 126;
     int first = -1;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    lock_region *lr = open_lock(dir, &mr, &first);
     if (!lr)
         return;
     EXPECT_EQ(first, 1);
@@ -360,55 +423,34 @@ static void t_lmdb_joins_ours(void)
     EXPECT_EQ(s->pid, getpid());
 
     /* Idle slot: '-' in both lists. */
-    strbuf ours = {.n = 0};
-    ours.s[0] = 0;
-    readers_list(lr, collect, &ours);
-    char theirs[8192];
-    EXPECT_EQ(run_helper("list", dir, NULL, theirs, sizeof theirs), 0);
-    EXPECT(strcmp(ours.s, theirs) == 0);
+    strbuf ours;
+    expect_list_as_lmdb(lr, dir, &ours);
     char expect[96];
     snprintf(expect, sizeof expect, "    pid     thread     txnid\n%10d %zx -\n", (int)getpid(),
              (size_t)pthread_self());
     EXPECT(strcmp(ours.s, expect) == 0);
 
     s->txnid = 1;
-    ours.n = 0;
-    ours.s[0] = 0;
-    readers_list(lr, collect, &ours);
-    EXPECT_EQ(run_helper("list", dir, NULL, theirs, sizeof theirs), 0);
-    EXPECT(strcmp(ours.s, theirs) == 0);
-    if (strcmp(ours.s, theirs))
-        fprintf(stderr, "ours:\n%stheirs:\n%s", ours.s, theirs);
+    expect_list_as_lmdb(lr, dir, &ours);
 
     /* LMDB's reader check sees our pid lock and leaves our slot alone. */
-    char out[128];
-    EXPECT_EQ(run_helper("check", dir, NULL, out, sizeof out), 0);
-    EXPECT(strcmp(out, "dead 0\n") == 0);
+    expect_lmdb_check_clean(dir);
     EXPECT(find_slot(lr, getpid()) == s);
     readers_release(s);
     EXPECT(find_slot(lr, getpid()) == NULL);
 
     /* An LMDB writer dies holding the writer mutex. */
     child w = spawn_helper("writer", dir, NULL);
-    char line[64];
-    read_out(w.out, line, sizeof line, 1);
-    EXPECT(strncmp(line, "ready 2", 7) == 0);
-    kill(w.pid, SIGKILL);
-    reap(w.pid);
-    close(w.in);
-    close(w.out);
-    int od = -1;
-    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
-    EXPECT_EQ(od, 1);
-    lockfile_writer_unlock(lr);
-    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
-    EXPECT_EQ(od, 0);
-    lockfile_writer_unlock(lr);
+    EXPECT(says(w, "ready 2"));
+    kill_child(w);
+    expect_writer_lock(lr, 1);
+    expect_writer_lock(lr, 0);
     /* And LMDB can write again afterwards. */
     EXPECT_EQ(run_helper("put", dir, "4", NULL, 0), 0);
     EXPECT_EQ(lr->head->txnid, 2);
 
     /* While we hold the writer mutex, an LMDB writer waits for it. */
+    int od = -1;
     EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
     child p = spawn_helper("put", dir, "5");
     close(p.in);
@@ -421,20 +463,15 @@ static void t_lmdb_joins_ours(void)
     close(p.out);
     EXPECT_EQ(lr->head->txnid, 3);
 
-    lockfile_close(lr, getpid());
-    rmdir_all(dir);
-    free(dir);
+    close_lock(lr, dir);
 }
 
 static int child_reader(const char *dir, int report)
 {
-    lock_region *lr = NULL;
-    unsigned mr = 0;
-    int first;
-    if (lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first) || first)
-        return 1;
+    lock_region *lr = join_lock(dir);
     reader_slot *s;
-    if (readers_pidlock(lr, getpid()) || readers_acquire(lr, getpid(), pthread_self(), &s))
+    if (!lr || readers_pidlock(lr, getpid()) ||
+        readers_acquire(lr, getpid(), pthread_self(), &s))
         return 1;
     s->txnid = 3;
     say(report, "ready\n");
@@ -443,12 +480,9 @@ static int child_reader(const char *dir, int report)
 
 static int child_writer(const char *dir, int report)
 {
-    lock_region *lr = NULL;
-    unsigned mr = 0;
-    int first, od;
-    if (lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first) || first)
-        return 1;
-    if (lockfile_writer_lock(lr, &od))
+    lock_region *lr = join_lock(dir);
+    int od;
+    if (!lr || lockfile_writer_lock(lr, &od))
         return 1;
     say(report, "ready\n");
     return 0;
@@ -456,12 +490,9 @@ static int child_writer(const char *dir, int report)
 
 static int child_table_holder(const char *dir, int report)
 {
-    lock_region *lr = NULL;
-    unsigned mr = 0;
-    int first, od;
-    if (lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first) || first)
-        return 1;
-    if (readers_pidlock(lr, getpid()))
+    lock_region *lr = join_lock(dir);
+    int od;
+    if (!lr || readers_pidlock(lr, getpid()))
         return 1;
     reader_slot *s;
     if (readers_acquire(lr, getpid(), pthread_self(), &s))
@@ -477,73 +508,48 @@ static int child_table_holder(const char *dir, int report)
 static void t_dead_processes_ours(void)
 {
     char *dir = mkdir_tmp();
-    lock_region *lr = NULL;
     unsigned mr = 126;
     int first;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    lock_region *lr = open_lock(dir, &mr, &first);
     if (!lr)
         return;
     EXPECT_EQ(lockfile_share(lr, 3), 0);
     EXPECT_EQ(readers_pidlock(lr, getpid()), 0);
 
     child r = fork_ours(child_reader, dir);
-    char line[32];
-    read_out(r.out, line, sizeof line, 1);
-    EXPECT(strcmp(line, "ready\n") == 0);
+    EXPECT(says(r, "ready\n"));
     EXPECT(find_slot(lr, r.pid) != NULL);
     EXPECT_EQ(readers_oldest(lr, 50), 3);
-    int dead = -1;
-    EXPECT_EQ(readers_check(lr, getpid(), &dead), 0);
-    EXPECT_EQ(dead, 0);
-    kill(r.pid, SIGKILL);
-    reap(r.pid);
-    close(r.in);
-    close(r.out);
-    EXPECT_EQ(readers_check(lr, getpid(), &dead), 0);
-    EXPECT_EQ(dead, 1);
+    expect_swept(lr, 0);
+    kill_child(r);
+    expect_swept(lr, 1);
     EXPECT(find_slot(lr, r.pid) == NULL);
 
     child w = fork_ours(child_writer, dir);
-    read_out(w.out, line, sizeof line, 1);
-    EXPECT(strcmp(line, "ready\n") == 0);
-    kill(w.pid, SIGKILL);
-    reap(w.pid);
-    close(w.in);
-    close(w.out);
-    int od = -1;
-    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
-    EXPECT_EQ(od, 1);
-    lockfile_writer_unlock(lr);
+    EXPECT(says(w, "ready\n"));
+    kill_child(w);
+    expect_writer_lock(lr, 1);
 
     /* A process dies holding the table mutex: the next claimer recovers it and sweeps. */
     child t = fork_ours(child_table_holder, dir);
-    read_out(t.out, line, sizeof line, 1);
-    EXPECT(strcmp(line, "ready\n") == 0);
+    EXPECT(says(t, "ready\n"));
     EXPECT(find_slot(lr, t.pid) != NULL);
-    kill(t.pid, SIGKILL);
-    reap(t.pid);
-    close(t.in);
-    close(t.out);
+    kill_child(t);
     reader_slot *s = NULL;
     EXPECT_EQ(readers_acquire(lr, getpid(), pthread_self(), &s), 0);
     EXPECT(find_slot(lr, t.pid) == NULL);
     readers_release(s);
-    EXPECT_EQ(lockfile_table_lock(lr, &od), 0);
-    EXPECT_EQ(od, 0);
-    lockfile_table_unlock(lr);
+    expect_table_lock(lr);
 
-    lockfile_close(lr, getpid());
-    rmdir_all(dir);
-    free(dir);
+    close_lock(lr, dir);
 }
 
 static void t_readers_full(void)
 {
     char *dir = mkdir_tmp();
-    lock_region *lr = NULL;
     unsigned mr = 2;
     int first;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    lock_region *lr = open_lock(dir, &mr, &first);
     if (!lr)
         return;
     EXPECT_EQ(mr, 2);
@@ -577,7 +583,6 @@ static void t_readers_full(void)
     }
     EXPECT_EQ(reap(p), 0);
     rmdir_all(dir);
-    free(dir);
 }
 
 static int child_spoiler(const char *dir, int report)
@@ -599,9 +604,7 @@ static void t_bad_magic_or_format(void)
 {
     char *dir = mkdir_tmp();
     child c = fork_ours(child_spoiler, dir);
-    char line[32];
-    read_out(c.out, line, sizeof line, 1);
-    EXPECT(strcmp(line, "format\n") == 0);
+    EXPECT(says(c, "format\n"));
     lock_region *lr = NULL;
     unsigned mr = 0;
     int first;
@@ -617,7 +620,6 @@ static void t_bad_magic_or_format(void)
     reap(c.pid);
     close(c.out);
     rmdir_all(dir);
-    free(dir);
 }
 
 /* Several processes claim and release slots and take the writer mutex concurrently:
@@ -627,10 +629,9 @@ static void t_concurrency(void)
 {
     enum { PROCS = 4, ITERS = 1500 };
     char *dir = mkdir_tmp();
-    lock_region *lr = NULL;
     unsigned mr = 126;
     int first;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    lock_region *lr = open_lock(dir, &mr, &first);
     if (!lr)
         return;
     EXPECT_EQ(lockfile_share(lr, 1), 0);
@@ -677,9 +678,7 @@ static void t_concurrency(void)
     EXPECT(lr->head->numreaders <= PROCS);
     EXPECT_EQ(readers_oldest(lr, 99999), 99999);
     munmap((void *)counter, 4096);
-    lockfile_close(lr, getpid());
-    rmdir_all(dir);
-    free(dir);
+    close_lock(lr, dir);
 }
 
 /* A read-only env on a read-only filesystem runs without locks; a writable one fails.
@@ -708,40 +707,30 @@ static void t_erofs(void)
     /* without a lock region the reader functions are harmless */
     EXPECT_EQ(readers_pidlock(NULL, getpid()), 0);
     EXPECT_EQ(readers_oldest(NULL, 42), 42);
-    int dead = -1;
-    EXPECT_EQ(readers_check(NULL, getpid(), &dead), 0);
-    EXPECT_EQ(dead, 0);
+    expect_swept(NULL, 0);
     rmdir_all(dir);
-    free(dir);
 }
 
 static void t_list_text(void)
 {
-    strbuf b = {.n = 0};
-    b.s[0] = 0;
-    readers_list(NULL, collect, &b);
+    strbuf b;
+    list_into(NULL, &b);
     EXPECT(strcmp(b.s, "(no reader locks)\n") == 0);
     char *dir = mkdir_tmp();
-    lock_region *lr = NULL;
     unsigned mr = 4;
     int first;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
+    lock_region *lr = open_lock(dir, &mr, &first);
     if (!lr)
         return;
-    b.n = 0;
-    b.s[0] = 0;
-    readers_list(lr, collect, &b);
+    list_into(lr, &b);
     EXPECT(strcmp(b.s, "(no active readers)\n") == 0);
     reader_slot *s;
     EXPECT_EQ(readers_acquire(lr, 4242, (pthread_t)0xabc, &s), 0);
     s->txnid = 17;
-    b.n = 0;
-    b.s[0] = 0;
-    readers_list(lr, collect, &b);
+    list_into(lr, &b);
     EXPECT(strcmp(b.s, "    pid     thread     txnid\n      4242 abc 17\n") == 0);
     lockfile_close(lr, 4242);
     rmdir_all(dir);
-    free(dir);
 }
 
 int main(int argc, char **argv)
