@@ -209,11 +209,28 @@ static lock_region *join_lock(const char *dir)
     return lr;
 }
 
-/* Close the lock file and remove its directory. */
-static void close_lock(lock_region *lr, char *dir)
+/* A test's own lock file: a fresh directory and the lock file opened in it by this
+ * process (mr: the reader slots asked for, then those in force; first: whether this
+ * process was its first opener).  lr is NULL, and the failure counted, if the open failed. */
+typedef struct fresh {
+    char *dir;
+    lock_region *lr;
+    unsigned mr;
+    int first;
+} fresh;
+
+static fresh open_fresh(unsigned maxreaders)
 {
-    lockfile_close(lr, getpid());
-    rmdir_all(dir);
+    fresh f = {mkdir_tmp(), NULL, maxreaders, -1};
+    f.lr = open_lock(f.dir, &f.mr, &f.first);
+    return f;
+}
+
+/* Close the lock file and remove its directory. */
+static void close_fresh(fresh *f)
+{
+    lockfile_close(f->lr, getpid());
+    rmdir_all(f->dir);
 }
 
 /* Our reader list's text, afresh in `b`. */
@@ -273,31 +290,28 @@ static void expect_swept(lock_region *lr, int swept)
 
 static void t_first_opener(void)
 {
-    char *dir = mkdir_tmp();
-    unsigned mr = 126;
-    int first = -1;
-    lock_region *lr = open_lock(dir, &mr, &first);
-    EXPECT(lr != NULL);
-    if (!lr)
+    fresh f = open_fresh(126);
+    EXPECT(f.lr != NULL);
+    if (!f.lr)
         return;
-    EXPECT_EQ(first, 1);
-    EXPECT_EQ(mr, 126);
-    EXPECT_EQ(lr->maxreaders, 126);
-    EXPECT_EQ(lr->exclusive, 1);
+    EXPECT_EQ(f.first, 1);
+    EXPECT_EQ(f.mr, 126);
+    EXPECT_EQ(f.lr->maxreaders, 126);
+    EXPECT_EQ(f.lr->exclusive, 1);
     struct stat st;
-    EXPECT_EQ(stat(lockpath(dir), &st), 0);
+    EXPECT_EQ(stat(lockpath(f.dir), &st), 0);
     EXPECT_EQ(st.st_size, 128 + 64 * 126);
-    const uint8_t *b = (const uint8_t *)lr->head;
-    EXPECT_EQ(lr->head->magic, 0xBEEFC0DE);
-    EXPECT_EQ(lr->head->format, 0x00010001);
+    const uint8_t *b = (const uint8_t *)f.lr->head;
+    EXPECT_EQ(f.lr->head->magic, 0xBEEFC0DE);
+    EXPECT_EQ(f.lr->head->format, 0x00010001);
     EXPECT_EQ(b[8 + 16], 0x90);  /* rmutex kind: robust | process-shared */
     EXPECT_EQ(b[64 + 16], 0x90); /* wmutex kind */
-    EXPECT_EQ(lr->head->txnid, 0);
-    EXPECT_EQ(lr->head->numreaders, 0);
+    EXPECT_EQ(f.lr->head->txnid, 0);
+    EXPECT_EQ(f.lr->head->numreaders, 0);
 
-    EXPECT_EQ(lockfile_share(lr, 7), 0);
-    EXPECT_EQ(lr->exclusive, 0);
-    EXPECT_EQ(lr->head->txnid, 7);
+    EXPECT_EQ(lockfile_share(f.lr, 7), 0);
+    EXPECT_EQ(f.lr->exclusive, 0);
+    EXPECT_EQ(f.lr->head->txnid, 7);
 
     /* A second process joins: it adopts the table size and sees the txnid. */
     pid_t p = fork();
@@ -305,7 +319,7 @@ static void t_first_opener(void)
         lock_region *l2 = NULL;
         unsigned m2 = 10;
         int f2 = -1;
-        int rc = lockfile_open(&l2, lockpath(dir), 0644, 0, &m2, &f2);
+        int rc = lockfile_open(&l2, lockpath(f.dir), 0644, 0, &m2, &f2);
         int ok = rc == 0 && f2 == 0 && m2 == 126 && l2->head->txnid == 7 && !l2->exclusive;
         lockfile_close(l2, getpid());
         _exit(ok ? 0 : 1);
@@ -313,20 +327,20 @@ static void t_first_opener(void)
     EXPECT_EQ(reap(p), 0);
 
     /* The writer and table mutexes work and report no dead owner. */
-    expect_writer_lock(lr, 0);
-    expect_table_lock(lr);
-    lockfile_close(lr, getpid());
+    expect_writer_lock(f.lr, 0);
+    expect_table_lock(f.lr);
+    lockfile_close(f.lr, getpid());
 
     /* Alone again: the next opener is first and re-initialises. */
-    mr = 50;
-    lr = open_lock(dir, &mr, &first);
-    EXPECT_EQ(first, 1);
-    EXPECT_EQ(mr, 126); /* the file is never shrunk */
-    if (lr) {
-        EXPECT_EQ(lr->head->txnid, 0);
-        lockfile_close(lr, getpid());
+    f.mr = 50;
+    f.lr = open_lock(f.dir, &f.mr, &f.first);
+    EXPECT_EQ(f.first, 1);
+    EXPECT_EQ(f.mr, 126); /* the file is never shrunk */
+    if (f.lr) {
+        EXPECT_EQ(f.lr->head->txnid, 0);
+        lockfile_close(f.lr, getpid());
     }
-    rmdir_all(dir);
+    rmdir_all(f.dir);
 }
 
 /* Our fresh head is byte-identical to the one real LMDB writes (except txnid/numreaders). */
@@ -356,66 +370,61 @@ static void t_layout_matches_lmdb(void)
  * after it is killed. */
 static void t_join_lmdb_reader(void)
 {
-    char *dir = mkdir_tmp();
-    EXPECT_EQ(run_helper("put", dir, "5", NULL, 0), 0);
-    child c = spawn_helper("reader", dir, NULL);
+    fresh f = {mkdir_tmp(), NULL, 0, -1}; /* opened once LMDB has a reader in it */
+    EXPECT_EQ(run_helper("put", f.dir, "5", NULL, 0), 0);
+    child c = spawn_helper("reader", f.dir, NULL);
     EXPECT(says(c, "ready 1"));
 
-    unsigned mr = 0;
-    int first = -1;
-    lock_region *lr = open_lock(dir, &mr, &first);
-    if (!lr)
+    f.lr = open_lock(f.dir, &f.mr, &f.first);
+    if (!f.lr)
         return;
-    EXPECT_EQ(first, 0);
-    EXPECT_EQ(mr, 126);
-    EXPECT_EQ(lr->head->txnid, 1);
-    reader_slot *s = find_slot(lr, c.pid);
+    EXPECT_EQ(f.first, 0);
+    EXPECT_EQ(f.mr, 126);
+    EXPECT_EQ(f.lr->head->txnid, 1);
+    reader_slot *s = find_slot(f.lr, c.pid);
     EXPECT(s != NULL);
     if (s)
         EXPECT_EQ(s->txnid, 1);
-    EXPECT_EQ(readers_oldest(lr, 100), 1);
+    EXPECT_EQ(readers_oldest(f.lr, 100), 1);
 
     /* Same list text as LMDB's own mdb_reader_list. */
     strbuf ours;
-    expect_list_as_lmdb(lr, dir, &ours);
+    expect_list_as_lmdb(f.lr, f.dir, &ours);
     char expect[64];
     snprintf(expect, sizeof expect, "%10d ", (int)c.pid);
     EXPECT(strstr(ours.s, "    pid     thread     txnid\n") == ours.s);
     EXPECT(strstr(ours.s, expect) != NULL);
 
     /* The reader does not block the writer mutex. */
-    expect_writer_lock(lr, 0);
-    expect_swept(lr, 0);
+    expect_writer_lock(f.lr, 0);
+    expect_swept(f.lr, 0);
 
     kill_child(c);
-    EXPECT(find_slot(lr, c.pid) != NULL); /* still there: nobody swept yet */
-    expect_swept(lr, 1);
-    EXPECT(find_slot(lr, c.pid) == NULL);
-    EXPECT_EQ(readers_oldest(lr, 100), 100);
+    EXPECT(find_slot(f.lr, c.pid) != NULL); /* still there: nobody swept yet */
+    expect_swept(f.lr, 1);
+    EXPECT(find_slot(f.lr, c.pid) == NULL);
+    EXPECT_EQ(readers_oldest(f.lr, 100), 100);
     /* LMDB agrees there is nothing left to sweep. */
-    expect_lmdb_check_clean(dir);
-    close_lock(lr, dir);
+    expect_lmdb_check_clean(f.dir);
+    close_fresh(&f);
 }
 
 /* Real LMDB joins a lock file WE created, uses our mutexes, sees our reader, and a killed
  * LMDB writer leaves the writer mutex for us to recover. */
 static void t_lmdb_joins_ours(void)
 {
-    char *dir = mkdir_tmp();
-    unsigned mr = 126;
-    int first = -1;
-    lock_region *lr = open_lock(dir, &mr, &first);
-    if (!lr)
+    fresh f = open_fresh(126);
+    if (!f.lr)
         return;
-    EXPECT_EQ(first, 1);
-    EXPECT_EQ(lockfile_share(lr, 0), 0);
+    EXPECT_EQ(f.first, 1);
+    EXPECT_EQ(lockfile_share(f.lr, 0), 0);
 
-    EXPECT_EQ(run_helper("put", dir, "3", NULL, 0), 0);
-    EXPECT_EQ(lr->head->txnid, 1); /* LMDB published its commit in our table */
+    EXPECT_EQ(run_helper("put", f.dir, "3", NULL, 0), 0);
+    EXPECT_EQ(f.lr->head->txnid, 1); /* LMDB published its commit in our table */
 
-    EXPECT_EQ(readers_pidlock(lr, getpid()), 0);
+    EXPECT_EQ(readers_pidlock(f.lr, getpid()), 0);
     reader_slot *s = NULL;
-    EXPECT_EQ(readers_acquire(lr, getpid(), pthread_self(), &s), 0);
+    EXPECT_EQ(readers_acquire(f.lr, getpid(), pthread_self(), &s), 0);
     EXPECT(s != NULL);
     if (!s)
         return;
@@ -424,46 +433,46 @@ static void t_lmdb_joins_ours(void)
 
     /* Idle slot: '-' in both lists. */
     strbuf ours;
-    expect_list_as_lmdb(lr, dir, &ours);
+    expect_list_as_lmdb(f.lr, f.dir, &ours);
     char expect[96];
     snprintf(expect, sizeof expect, "    pid     thread     txnid\n%10d %zx -\n", (int)getpid(),
              (size_t)pthread_self());
     EXPECT(strcmp(ours.s, expect) == 0);
 
     s->txnid = 1;
-    expect_list_as_lmdb(lr, dir, &ours);
+    expect_list_as_lmdb(f.lr, f.dir, &ours);
 
     /* LMDB's reader check sees our pid lock and leaves our slot alone. */
-    expect_lmdb_check_clean(dir);
-    EXPECT(find_slot(lr, getpid()) == s);
+    expect_lmdb_check_clean(f.dir);
+    EXPECT(find_slot(f.lr, getpid()) == s);
     readers_release(s);
-    EXPECT(find_slot(lr, getpid()) == NULL);
+    EXPECT(find_slot(f.lr, getpid()) == NULL);
 
     /* An LMDB writer dies holding the writer mutex. */
-    child w = spawn_helper("writer", dir, NULL);
+    child w = spawn_helper("writer", f.dir, NULL);
     EXPECT(says(w, "ready 2"));
     kill_child(w);
-    expect_writer_lock(lr, 1);
-    expect_writer_lock(lr, 0);
+    expect_writer_lock(f.lr, 1);
+    expect_writer_lock(f.lr, 0);
     /* And LMDB can write again afterwards. */
-    EXPECT_EQ(run_helper("put", dir, "4", NULL, 0), 0);
-    EXPECT_EQ(lr->head->txnid, 2);
+    EXPECT_EQ(run_helper("put", f.dir, "4", NULL, 0), 0);
+    EXPECT_EQ(f.lr->head->txnid, 2);
 
     /* While we hold the writer mutex, an LMDB writer waits for it. */
     int od = -1;
-    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
-    child p = spawn_helper("put", dir, "5");
+    EXPECT_EQ(lockfile_writer_lock(f.lr, &od), 0);
+    child p = spawn_helper("put", f.dir, "5");
     close(p.in);
     usleep(300 * 1000);
     int st = 0;
     EXPECT_EQ(waitpid(p.pid, &st, WNOHANG), 0); /* still blocked */
-    EXPECT_EQ(lr->head->txnid, 2);
-    lockfile_writer_unlock(lr);
+    EXPECT_EQ(f.lr->head->txnid, 2);
+    lockfile_writer_unlock(f.lr);
     EXPECT_EQ(reap(p.pid), 0);
     close(p.out);
-    EXPECT_EQ(lr->head->txnid, 3);
+    EXPECT_EQ(f.lr->head->txnid, 3);
 
-    close_lock(lr, dir);
+    close_fresh(&f);
 }
 
 static int child_reader(const char *dir, int report)
@@ -507,82 +516,76 @@ static int child_table_holder(const char *dir, int report)
 /* Our own processes: a killed reader is swept, a killed writer is detected. */
 static void t_dead_processes_ours(void)
 {
-    char *dir = mkdir_tmp();
-    unsigned mr = 126;
-    int first;
-    lock_region *lr = open_lock(dir, &mr, &first);
-    if (!lr)
+    fresh f = open_fresh(126);
+    if (!f.lr)
         return;
-    EXPECT_EQ(lockfile_share(lr, 3), 0);
-    EXPECT_EQ(readers_pidlock(lr, getpid()), 0);
+    EXPECT_EQ(lockfile_share(f.lr, 3), 0);
+    EXPECT_EQ(readers_pidlock(f.lr, getpid()), 0);
 
-    child r = fork_ours(child_reader, dir);
+    child r = fork_ours(child_reader, f.dir);
     EXPECT(says(r, "ready\n"));
-    EXPECT(find_slot(lr, r.pid) != NULL);
-    EXPECT_EQ(readers_oldest(lr, 50), 3);
-    expect_swept(lr, 0);
+    EXPECT(find_slot(f.lr, r.pid) != NULL);
+    EXPECT_EQ(readers_oldest(f.lr, 50), 3);
+    expect_swept(f.lr, 0);
     kill_child(r);
-    expect_swept(lr, 1);
-    EXPECT(find_slot(lr, r.pid) == NULL);
+    expect_swept(f.lr, 1);
+    EXPECT(find_slot(f.lr, r.pid) == NULL);
 
-    child w = fork_ours(child_writer, dir);
+    child w = fork_ours(child_writer, f.dir);
     EXPECT(says(w, "ready\n"));
     kill_child(w);
-    expect_writer_lock(lr, 1);
+    expect_writer_lock(f.lr, 1);
 
     /* A process dies holding the table mutex: the next claimer recovers it and sweeps. */
-    child t = fork_ours(child_table_holder, dir);
+    child t = fork_ours(child_table_holder, f.dir);
     EXPECT(says(t, "ready\n"));
-    EXPECT(find_slot(lr, t.pid) != NULL);
+    EXPECT(find_slot(f.lr, t.pid) != NULL);
     kill_child(t);
     reader_slot *s = NULL;
-    EXPECT_EQ(readers_acquire(lr, getpid(), pthread_self(), &s), 0);
-    EXPECT(find_slot(lr, t.pid) == NULL);
+    EXPECT_EQ(readers_acquire(f.lr, getpid(), pthread_self(), &s), 0);
+    EXPECT(find_slot(f.lr, t.pid) == NULL);
     readers_release(s);
-    expect_table_lock(lr);
+    expect_table_lock(f.lr);
 
-    close_lock(lr, dir);
+    close_fresh(&f);
 }
 
 static void t_readers_full(void)
 {
-    char *dir = mkdir_tmp();
-    unsigned mr = 2;
-    int first;
-    lock_region *lr = open_lock(dir, &mr, &first);
-    if (!lr)
-        return;
-    EXPECT_EQ(mr, 2);
     struct stat st;
-    stat(lockpath(dir), &st);
+    fresh f = open_fresh(2);
+    if (!f.lr)
+        return;
+    EXPECT_EQ(f.mr, 2);
+    stat(lockpath(f.dir), &st);
     EXPECT_EQ(st.st_size, 128 + 2 * 64);
     reader_slot *a, *b, *c;
-    EXPECT_EQ(readers_acquire(lr, getpid(), 1, &a), 0);
-    EXPECT_EQ(readers_acquire(lr, getpid(), 2, &b), 0);
+    EXPECT_EQ(readers_acquire(f.lr, getpid(), 1, &a), 0);
+    EXPECT_EQ(readers_acquire(f.lr, getpid(), 2, &b), 0);
     EXPECT(a != b);
-    EXPECT_EQ(readers_acquire(lr, getpid(), 3, &c), MDB_READERS_FULL);
-    EXPECT_EQ(lr->head->numreaders, 2);
+    EXPECT_EQ(readers_acquire(f.lr, getpid(), 3, &c), MDB_READERS_FULL);
+    EXPECT_EQ(f.lr->head->numreaders, 2);
     a->txnid = 5;
     b->txnid = 4;
-    EXPECT_EQ(readers_oldest(lr, 10), 4);
+    EXPECT_EQ(readers_oldest(f.lr, 10), 4);
     readers_release(b);
-    EXPECT_EQ(readers_oldest(lr, 10), 5);
-    EXPECT_EQ(readers_acquire(lr, getpid(), 3, &c), 0);
+    EXPECT_EQ(readers_oldest(f.lr, 10), 5);
+    EXPECT_EQ(readers_acquire(f.lr, getpid(), 3, &c), 0);
     EXPECT(c == b);
-    EXPECT_EQ(lr->head->numreaders, 2);
+    EXPECT_EQ(f.lr->head->numreaders, 2);
     /* Closing clears every slot of this pid. */
-    lockfile_close(lr, getpid());
-    mr = 2;
+    lockfile_close(f.lr, getpid());
+    f.mr = 2;
     pid_t p = fork(); /* hold the file open elsewhere so we join rather than re-init */
     if (p == 0) {
         lock_region *l2;
         unsigned m2 = 0;
         int f2;
-        int rc = lockfile_open(&l2, lockpath(dir), 0644, 0, &m2, &f2);
+        int rc = lockfile_open(&l2, lockpath(f.dir), 0644, 0, &m2, &f2);
         _exit(rc == 0 && f2 == 1 && l2->slots[0].pid == 0 && l2->slots[1].pid == 0 ? 0 : 1);
     }
     EXPECT_EQ(reap(p), 0);
-    rmdir_all(dir);
+    rmdir_all(f.dir);
 }
 
 static int child_spoiler(const char *dir, int report)
@@ -628,13 +631,10 @@ static void t_bad_magic_or_format(void)
 static void t_concurrency(void)
 {
     enum { PROCS = 4, ITERS = 1500 };
-    char *dir = mkdir_tmp();
-    unsigned mr = 126;
-    int first;
-    lock_region *lr = open_lock(dir, &mr, &first);
-    if (!lr)
+    fresh f = open_fresh(126);
+    if (!f.lr)
         return;
-    EXPECT_EQ(lockfile_share(lr, 1), 0);
+    EXPECT_EQ(lockfile_share(f.lr, 1), 0);
     volatile long *counter = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
                                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     EXPECT(counter != MAP_FAILED);
@@ -646,7 +646,7 @@ static void t_concurrency(void)
             lock_region *l2 = NULL;
             unsigned m2 = 0;
             int f2, bad = 0;
-            if (lockfile_open(&l2, lockpath(dir), 0644, 0, &m2, &f2) ||
+            if (lockfile_open(&l2, lockpath(f.dir), 0644, 0, &m2, &f2) ||
                 readers_pidlock(l2, getpid()))
                 _exit(2);
             for (int i = 0; i < ITERS; i++) {
@@ -675,10 +675,10 @@ static void t_concurrency(void)
     for (int k = 0; k < PROCS; k++)
         EXPECT_EQ(reap(kids[k]), 0);
     EXPECT_EQ(*counter, PROCS * (ITERS / 10));
-    EXPECT(lr->head->numreaders <= PROCS);
-    EXPECT_EQ(readers_oldest(lr, 99999), 99999);
+    EXPECT(f.lr->head->numreaders <= PROCS);
+    EXPECT_EQ(readers_oldest(f.lr, 99999), 99999);
     munmap((void *)counter, 4096);
-    close_lock(lr, dir);
+    close_fresh(&f);
 }
 
 /* A read-only env on a read-only filesystem runs without locks; a writable one fails.
@@ -716,21 +716,18 @@ static void t_list_text(void)
     strbuf b;
     list_into(NULL, &b);
     EXPECT(strcmp(b.s, "(no reader locks)\n") == 0);
-    char *dir = mkdir_tmp();
-    unsigned mr = 4;
-    int first;
-    lock_region *lr = open_lock(dir, &mr, &first);
-    if (!lr)
+    fresh f = open_fresh(4);
+    if (!f.lr)
         return;
-    list_into(lr, &b);
+    list_into(f.lr, &b);
     EXPECT(strcmp(b.s, "(no active readers)\n") == 0);
     reader_slot *s;
-    EXPECT_EQ(readers_acquire(lr, 4242, (pthread_t)0xabc, &s), 0);
+    EXPECT_EQ(readers_acquire(f.lr, 4242, (pthread_t)0xabc, &s), 0);
     s->txnid = 17;
-    list_into(lr, &b);
+    list_into(f.lr, &b);
     EXPECT(strcmp(b.s, "    pid     thread     txnid\n      4242 abc 17\n") == 0);
-    lockfile_close(lr, 4242);
-    rmdir_all(dir);
+    lockfile_close(f.lr, 4242);
+    rmdir_all(f.dir);
 }
 
 int main(int argc, char **argv)
