@@ -15,8 +15,7 @@
 
 int main(int argc, char **argv)
 {
-    rng = argc > 2 ? (unsigned)atoi(argv[2]) : 1;
-    long ops = argc > 3 ? atol(argv[3]) : 20000;
+    long ops = seed_and_ops(argc, argv);
     MDB_env *env;
     MDB_txn *txn;
     MDB_dbi main_dbi, dbis[16];
