@@ -25,13 +25,10 @@
 #include "mdbcore.h"
 #include "mdbtest.h"
 
-static uint64_t rng = 88172645463325252ull;
+static unsigned long long rng = MDBTEST_XORSHIFT_SEED;
 static uint64_t rnd(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return mdbtest_xorshift(&rng);
 }
 
 static int to_stderr(const char *m, void *c)
