@@ -36,7 +36,6 @@ import hashlib
 import json
 import os
 import platform
-import pty
 import random
 import shutil
 import subprocess
@@ -47,6 +46,9 @@ from pathlib import Path
 from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from support.childproc import run_on_tty  # noqa: E402  (the pty reader tests/cli uses)
+
 MAP_SIZE = 4 << 30
 
 
@@ -102,22 +104,7 @@ def timed(cmd: list[str], tty: bool = False) -> tuple[float, bytes]:
         if res.returncode != 0:
             sys.exit(f"failed: {' '.join(cmd)}\n{res.stderr.decode(errors='replace')}")
         return took, res.stderr
-    master, slave = pty.openpty()
-    p = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=slave, stdin=subprocess.DEVNULL, env=env_for_cli()
-    )
-    os.close(slave)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(master)
-    code = p.wait()
+    code, out = run_on_tty(cmd, env=env_for_cli())
     took = time.perf_counter() - start
     if code != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{out.decode(errors='replace')}")

@@ -17,7 +17,6 @@ import argparse
 import importlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -27,6 +26,11 @@ import time
 NKEYS = 2000
 FIRST = 1000
 MIB = 1 << 20
+
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests")
+)
+from support.childproc import killed_at_exit  # noqa: E402  (as tests/python/test_heal_readers.py)
 
 
 def _reader_proc(module: str, path: str) -> subprocess.Popen[str]:
@@ -51,16 +55,9 @@ def run(module: str, txns: int, workdir: str) -> dict[str, float]:
         with env.begin(write=True) as t:
             for i in range(NKEYS):
                 t.put(b"k%05d" % i, b"x" * 100)
-        p = _reader_proc(module, path)
-        try:
+        with killed_at_exit(_reader_proc(module, path)) as p:
             if p.stdout is None or p.stdout.readline().strip() != "ready":
                 raise SystemExit(f"{module}: the reader process did not start")
-            os.kill(p.pid, signal.SIGKILL)
-            p.wait(10)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
         t0 = time.perf_counter()
         first = 0
         for i in range(txns):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +13,7 @@ import pytest
 
 from conftest import proc_env, put_main, read_db, real
 from mdb_cli import engine
+from support.childproc import run_on_tty
 
 DBS = ["plain", "dups", "ints", "fixed"]
 
@@ -388,26 +387,7 @@ def test_help_says_what_a_partial_load_leaves(run) -> None:
 
 def _run_on_tty(args: list[str]) -> tuple[int, bytes]:
     """Run mdb-cli with stderr on a pseudo-terminal; return (exit code, what it showed)."""
-    master, slave = pty.openpty()
-    p = subprocess.Popen(
-        [sys.executable, "-m", "mdb_cli", *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=slave,
-        env=proc_env(),
-    )
-    os.close(slave)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(master)
-    return p.wait(), out
+    return run_on_tty([sys.executable, "-m", "mdb_cli", *args], env=proc_env())
 
 
 def test_progress_bar_on_a_terminal_only(run, tmp_path: Path) -> None:

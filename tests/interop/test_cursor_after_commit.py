@@ -11,28 +11,18 @@ runs in a child process, since the failure being guarded against is glibc aborti
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
+
+from support.ctypes_child import run_child
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUR_LIB = os.path.join(ROOT, "build", "libmdbcore.so")
 
 _CHILD = r"""
-import ctypes, sys
-lib = ctypes.CDLL(sys.argv[1])
 path, end = sys.argv[2].encode(), sys.argv[3]
 dupsort, nested = sys.argv[4] == "1", sys.argv[5] == "1"
-class Val(ctypes.Structure):
-    _fields_ = [("mv_size", ctypes.c_size_t), ("mv_data", ctypes.c_void_p)]
-def ok(rc, what):
-    if rc:
-        raise SystemExit(f"{what}: {rc}")
-env, top, dbi = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_uint()
-ok(lib.mdb_env_create(ctypes.byref(env)), "env_create")
-ok(lib.mdb_env_set_maxdbs(env, 2), "maxdbs")
-ok(lib.mdb_env_open(env, path, 0x10000 | 0x4000, 0o644), "env_open")
+env, top, dbi = open_env(path, maxdbs=2), ctypes.c_void_p(), ctypes.c_uint()
 ok(lib.mdb_txn_begin(env, None, 0, ctypes.byref(top)), "txn_begin")
 ok(lib.mdb_dbi_open(top, b"d", 0x40000 | (0x04 if dupsort else 0), ctypes.byref(dbi)), "dbi_open")
 ok(lib.mdb_txn_commit(top), "commit of the DB's creation")  # the handle outlives aborts
@@ -46,16 +36,15 @@ stale = []
 for round_ in range(3):  # several, so that pooled cursors are reused and retired again
     cur = ctypes.c_void_p()
     ok(lib.mdb_cursor_open(txn, dbi, ctypes.byref(cur)), "cursor_open")
-    kb = ctypes.create_string_buffer(b"key%d" % round_)
-    k, v = Val(4, ctypes.cast(kb, ctypes.c_void_p)), Val(4, ctypes.cast(kb, ctypes.c_void_p))
+    k, v = val(b"key%d" % round_), val(b"key%d" % round_)
     ok(lib.mdb_cursor_put(cur, ctypes.byref(k), ctypes.byref(v), 0), "cursor_put")
     stale.append(cur)
     if end == "commit":
         ok(lib.mdb_txn_commit(txn), "commit")
     else:
         lib.mdb_txn_abort(txn)
-    key, val = Val(), Val()
-    print("get", lib.mdb_cursor_get(cur, ctypes.byref(key), ctypes.byref(val), 0))
+    key, data = Val(), Val()
+    print("get", lib.mdb_cursor_get(cur, ctypes.byref(key), ctypes.byref(data), 0))
     lib.mdb_cursor_close(cur)  # after its txn ended: must be harmless
     lib.mdb_cursor_close(cur)
     if nested:
@@ -78,11 +67,7 @@ print("done")
 @pytest.mark.parametrize("dupsort", [False, True], ids=["plain", "dupsort"])
 @pytest.mark.parametrize("end", ["commit", "abort"])
 def test_close_after_txn_end_is_harmless(tmp_path, end, dupsort, nested):
-    r = subprocess.run(
-        [sys.executable, "-c", _CHILD, OUR_LIB, str(tmp_path / "db"), end,
-         "1" if dupsort else "0", "1" if nested else "0"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    r = run_child(_CHILD, OUR_LIB, tmp_path / "db", end, int(dupsort), int(nested))
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
     lines = r.stdout.split()
     assert lines[-1] == "done"

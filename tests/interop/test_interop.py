@@ -99,13 +99,23 @@ needs_tools = pytest.mark.skipif(
 )
 
 
-@needs_tools
-@pytest.mark.parametrize("shape", SHAPES)
-@pytest.mark.parametrize("writer", ["lib", "wheel"])
-def test_mdb_dump_reads(writer, shape, written_by, run_worker):
+def on_every_file(test):
+    """Runs `test` (which takes the `written` fixture) where Debian's tools are, once per
+    shape and writer."""
+    test = pytest.mark.parametrize("writer", ["lib", "wheel"])(test)
+    return needs_tools(pytest.mark.parametrize("shape", SHAPES)(test))
+
+
+@pytest.fixture
+def written(writer, shape, written_by, run_worker):
+    """The environment `writer` wrote in `shape` (both parametrized), and its named DBs."""
+    return written_by(writer, shape, run_worker), dataset.SHAPES[shape]
+
+
+@on_every_file
+def test_mdb_dump_reads(written, shape):
     """Debian's mdb_dump (-a for the named DBs, plain for main) returns the same content."""
-    d = written_by(writer, shape, run_worker)
-    named = dataset.SHAPES[shape]
+    d, named = written
     rc, dbs, err = oracle.dump_all(d)
     assert rc == 0, err.decode(errors="replace")
     assert sorted(dbs) == sorted(named)
@@ -124,13 +134,10 @@ def test_mdb_dump_reads(writer, shape, written_by, run_worker):
         assert dbs["dups"]["header"].get("dupsort") == "1"
 
 
-@needs_tools
-@pytest.mark.parametrize("shape", SHAPES)
-@pytest.mark.parametrize("writer", ["lib", "wheel"])
-def test_mdb_stat_accepts(writer, shape, written_by, run_worker):
+@on_every_file
+def test_mdb_stat_accepts(written, shape):
     """mdb_stat -efa walks the file (free list included) and counts the same entries."""
-    d = written_by(writer, shape, run_worker)
-    named = dataset.SHAPES[shape]
+    d, named = written
     rc, so, se = oracle.run(["mdb_stat", "-efa", d])
     assert rc == 0, se.decode(errors="replace")
     entries = oracle.stat_entries(so)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
+
+from support.ctypes_child import run_child
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -25,47 +25,25 @@ DEBIAN_LIB = "/usr/lib/x86_64-linux-gnu/liblmdb.so.0"
 MDB_REVERSEKEY, MDB_DUPSORT, MDB_INTEGERKEY, MDB_CREATE = 0x02, 0x04, 0x08, 0x40000
 
 _CHILD = r"""
-import ctypes, json, struct, sys
-lib = ctypes.CDLL(sys.argv[1])
 path, mode, flags = sys.argv[2].encode(), sys.argv[3], int(sys.argv[4])
-class Val(ctypes.Structure):
-    _fields_ = [("mv_size", ctypes.c_size_t), ("mv_data", ctypes.c_void_p)]
-def ok(rc, what):
-    if rc:
-        raise SystemExit(f"{what}: {rc}")
-env, txn, dbi = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_uint()
-ok(lib.mdb_env_create(ctypes.byref(env)), "env_create")
-ok(lib.mdb_env_open(env, path, 0x10000 | 0x4000, 0o644), "env_open")  # NOSYNC|NOSUBDIR
+env, txn, dbi = open_env(path), ctypes.c_void_p(), ctypes.c_uint()
 if mode == "write":
     ok(lib.mdb_txn_begin(env, None, 0, ctypes.byref(txn)), "txn_begin")
     ok(lib.mdb_dbi_open(txn, None, flags, ctypes.byref(dbi)), "dbi_open")
-    keep = []
     for k, v in json.loads(sys.argv[5]):
-        kb = ctypes.create_string_buffer(bytes.fromhex(k), len(k) // 2)
-        vb = ctypes.create_string_buffer(bytes.fromhex(v), len(v) // 2)
-        keep += [kb, vb]
-        key = Val(len(k) // 2, ctypes.cast(kb, ctypes.c_void_p))
-        val = Val(len(v) // 2, ctypes.cast(vb, ctypes.c_void_p))
-        ok(lib.mdb_put(txn, dbi, ctypes.byref(key), ctypes.byref(val), 0), "put")
+        key, data = val(bytes.fromhex(k)), val(bytes.fromhex(v))
+        ok(lib.mdb_put(txn, dbi, ctypes.byref(key), ctypes.byref(data), 0), "put")
     ok(lib.mdb_txn_commit(txn), "commit")
     print("[]")
 else:
     ok(lib.mdb_txn_begin(env, None, 0x20000, ctypes.byref(txn)), "txn_begin")
     ok(lib.mdb_dbi_open(txn, None, 0, ctypes.byref(dbi)), "dbi_open")
-    cur = ctypes.c_void_p()
-    ok(lib.mdb_cursor_open(txn, dbi, ctypes.byref(cur)), "cursor_open")
-    key, val, out, op = Val(), Val(), [], 0  # MDB_FIRST, then MDB_NEXT
-    while lib.mdb_cursor_get(cur, ctypes.byref(key), ctypes.byref(val), op) == 0:
-        out.append([ctypes.string_at(key.mv_data, key.mv_size).hex(),
-                    ctypes.string_at(val.mv_data, val.mv_size).hex()])
-        op = 8
-    print(json.dumps(out))
+    print(json.dumps([[k.hex(), v.hex()] for k, v in walk(txn, dbi)]))
 """
 
 
 def _child(lib: str, path: str, mode: str, flags: int, pairs: list | None = None) -> list:
-    args = [sys.executable, "-c", _CHILD, lib, path, mode, str(flags), json.dumps(pairs or [])]
-    r = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    r = run_child(_CHILD, lib, path, mode, flags, json.dumps(pairs or []))
     assert r.returncode == 0, r.stderr
     return [tuple(p) for p in json.loads(r.stdout)]
 

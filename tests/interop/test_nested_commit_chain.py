@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
+
+from support.ctypes_child import run_child
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LIBS = {
@@ -21,15 +21,9 @@ LIBS = {
 }
 
 _CHILD = r"""
-import ctypes, json, sys
-lib = ctypes.CDLL(sys.argv[1])
 path, plan = sys.argv[2].encode(), json.loads(sys.argv[3])
-class Val(ctypes.Structure):
-    _fields_ = [("mv_size", ctypes.c_size_t), ("mv_data", ctypes.c_void_p)]
-env, dbi = ctypes.c_void_p(), ctypes.c_uint()
-assert lib.mdb_env_create(ctypes.byref(env)) == 0
-assert lib.mdb_env_open(env, path, 0x10000 | 0x4000, 0o644) == 0
-txns, keep, out = [], [], {"rcs": []}
+env, dbi = open_env(path), ctypes.c_uint()
+txns, out = [], {"rcs": []}
 for step in plan:
     op = step[0]
     if op == "begin":
@@ -37,12 +31,10 @@ for step in plan:
         parent = txns[-1] if txns else None
         out["rcs"].append(lib.mdb_txn_begin(env, parent, 0, ctypes.byref(t)))
         if not txns:
-            assert lib.mdb_dbi_open(t, None, 0, ctypes.byref(dbi)) == 0
+            ok(lib.mdb_dbi_open(t, None, 0, ctypes.byref(dbi)), "dbi_open")
         txns.append(t)
     elif op == "put":
-        b = ctypes.create_string_buffer(step[1].encode())
-        keep.append(b)
-        k = Val(len(step[1]), ctypes.cast(b, ctypes.c_void_p))
+        k = val(step[1].encode())
         out["rcs"].append(lib.mdb_put(txns[-1], dbi, ctypes.byref(k), ctypes.byref(k), 0))
     elif op == "commit":  # step[1]: depth of the txn committed; its children end with it
         out["rcs"].append(lib.mdb_txn_commit(txns[step[1]]))
@@ -51,14 +43,8 @@ for step in plan:
         lib.mdb_txn_abort(txns[step[1]])
         del txns[step[1]:]
 r = ctypes.c_void_p()
-assert lib.mdb_txn_begin(env, None, 0x20000, ctypes.byref(r)) == 0
-cur = ctypes.c_void_p()
-assert lib.mdb_cursor_open(r, dbi, ctypes.byref(cur)) == 0
-k, v, keys, op = Val(), Val(), [], 0
-while lib.mdb_cursor_get(cur, ctypes.byref(k), ctypes.byref(v), op) == 0:
-    keys.append(ctypes.string_at(k.mv_data, k.mv_size).decode())
-    op = 8
-out["keys"] = keys
+ok(lib.mdb_txn_begin(env, None, 0x20000, ctypes.byref(r)), "read txn_begin")
+out["keys"] = [k.decode() for k, _ in walk(r, dbi)]
 print(json.dumps(out))
 """
 
@@ -82,10 +68,7 @@ SCENARIOS = {
 
 
 def _run(lib: str, path: str, plan: list) -> dict:
-    r = subprocess.run(
-        [sys.executable, "-c", _CHILD, lib, path, json.dumps(plan)],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    r = run_child(_CHILD, lib, path, json.dumps(plan))
     assert r.returncode == 0, r.stderr[-2000:]
     return json.loads(r.stdout)
 

@@ -10,7 +10,6 @@ their slots and snapshots and are listed with their age and the pages they hold 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -18,6 +17,7 @@ import textwrap
 import pytest
 
 import mdb
+from support.childproc import killed_at_exit
 
 pytestmark = pytest.mark.skipif(
     not mdb.backend_features.get("check"), reason="reader ages need the mdb core"
@@ -62,16 +62,9 @@ def test_killed_reader_healed(lm, tmp_path):
     env = lm.open(path, map_size=256 << 20, sync=False)
     try:
         _fill(env)
-        p = _reader(lm, path, verify=False)
-        try:
+        with killed_at_exit(_reader(lm, path, verify=False)) as p:
             assert p.stdout.readline().strip().isdigit()
             assert str(p.pid) in env.readers()
-            os.kill(p.pid, signal.SIGKILL)
-            p.wait(10)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
         data = os.path.join(path, "data.mdb")
         _updates(env, 0, 300)
         first = os.path.getsize(data)

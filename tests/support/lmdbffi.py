@@ -1,7 +1,7 @@
 """lmdbffi -- drive any LMDB-0.9-compatible shared library from Python (cffi, ABI mode).
 
 What this file owns
-    A hand-written cdef of the LMDB 0.9 C API, the constant values the tests need, and a
+    The cdef of the LMDB 0.9 C API and its constants, both read from src/mdbcore/lmdb.h, and a
     thin object layer (Env / Txn) that raises LmdbError on a non-zero return code.  It is
     test-harness code: no caching, no cleverness, every engine call is visible.
 
@@ -16,111 +16,42 @@ Rule for callers
 """
 
 import os
+import re
 
 from cffi import FFI
 
-CDEF = r"""
-typedef struct MDB_env MDB_env;
-typedef struct MDB_txn MDB_txn;
-typedef struct MDB_cursor MDB_cursor;
-typedef unsigned int MDB_dbi;
-typedef unsigned int mdb_mode_t;
-typedef int mdb_filehandle_t;
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LMDB_H = os.path.join(ROOT, "src", "mdbcore", "lmdb.h")
 
-typedef struct MDB_val { size_t mv_size; void *mv_data; } MDB_val;
-typedef struct MDB_stat {
-    unsigned int ms_psize; unsigned int ms_depth;
-    size_t ms_branch_pages; size_t ms_leaf_pages; size_t ms_overflow_pages; size_t ms_entries;
-} MDB_stat;
-typedef struct MDB_envinfo {
-    void *me_mapaddr; size_t me_mapsize; size_t me_last_pgno; size_t me_last_txnid;
-    unsigned int me_maxreaders; unsigned int me_numreaders;
-} MDB_envinfo;
 
-typedef int MDB_cursor_op;
-typedef int (MDB_msg_func)(const char *msg, void *ctx);
+def _read_header(path):
+    """lmdb.h as (cdef text, {MDB_NAME: value} of its integer #defines).
 
-char *mdb_version(int *major, int *minor, int *patch);
-char *mdb_strerror(int err);
+    One source for the declarations and the constants: our lmdb.h, whose values and
+    layouts tests/c/api/check_headers.py holds to Debian's.  The cdef is the header without
+    comments, preprocessor lines and the C++ guard; mode_t, which cffi does not know, is
+    spelled as the x86-64 Linux type.  ABI mode resolves a function only when it is called,
+    so a library lacking one of them still loads."""
+    text = open(path, encoding="utf-8").read()
+    defines = {
+        name: int(value, 0)
+        for name, value in re.findall(
+            r"^#define (MDB_\w+) \(?(-?(?:0x[0-9a-fA-F]+|\d+))\)?", text, re.M
+        )
+    }
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r"#ifdef __cplusplus.*?#endif", "", text, flags=re.S)
+    text = re.sub(r"^#(?:[^\n]*\\\n)*[^\n]*$", "", text, flags=re.M)
+    return text.replace("typedef mode_t mdb_mode_t;", "typedef unsigned int mdb_mode_t;"), defines
 
-int  mdb_env_create(MDB_env **env);
-int  mdb_env_open(MDB_env *env, const char *path, unsigned int flags, mdb_mode_t mode);
-void mdb_env_close(MDB_env *env);
-int  mdb_env_copy(MDB_env *env, const char *path);
-int  mdb_env_copy2(MDB_env *env, const char *path, unsigned int flags);
-int  mdb_env_stat(MDB_env *env, MDB_stat *stat);
-int  mdb_env_info(MDB_env *env, MDB_envinfo *stat);
-int  mdb_env_sync(MDB_env *env, int force);
-int  mdb_env_set_flags(MDB_env *env, unsigned int flags, int onoff);
-int  mdb_env_get_flags(MDB_env *env, unsigned int *flags);
-int  mdb_env_get_path(MDB_env *env, const char **path);
-int  mdb_env_set_mapsize(MDB_env *env, size_t size);
-int  mdb_env_set_maxreaders(MDB_env *env, unsigned int readers);
-int  mdb_env_get_maxreaders(MDB_env *env, unsigned int *readers);
-int  mdb_env_set_maxdbs(MDB_env *env, MDB_dbi dbs);
-int  mdb_env_get_maxkeysize(MDB_env *env);
 
-int  mdb_txn_begin(MDB_env *env, MDB_txn *parent, unsigned int flags, MDB_txn **txn);
-MDB_env *mdb_txn_env(MDB_txn *txn);
-size_t mdb_txn_id(MDB_txn *txn);
-int  mdb_txn_commit(MDB_txn *txn);
-void mdb_txn_abort(MDB_txn *txn);
-void mdb_txn_reset(MDB_txn *txn);
-int  mdb_txn_renew(MDB_txn *txn);
+CDEF, _DEFINES = _read_header(LMDB_H)
 
-int  mdb_dbi_open(MDB_txn *txn, const char *name, unsigned int flags, MDB_dbi *dbi);
-int  mdb_stat(MDB_txn *txn, MDB_dbi dbi, MDB_stat *stat);
-int  mdb_dbi_flags(MDB_txn *txn, MDB_dbi dbi, unsigned int *flags);
-void mdb_dbi_close(MDB_env *env, MDB_dbi dbi);
-int  mdb_drop(MDB_txn *txn, MDB_dbi dbi, int del);
-
-int  mdb_get(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data);
-int  mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned int flags);
-int  mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data);
-
-int  mdb_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **cursor);
-void mdb_cursor_close(MDB_cursor *cursor);
-int  mdb_cursor_renew(MDB_txn *txn, MDB_cursor *cursor);
-int  mdb_cursor_get(MDB_cursor *cursor, MDB_val *key, MDB_val *data, MDB_cursor_op op);
-int  mdb_cursor_put(MDB_cursor *cursor, MDB_val *key, MDB_val *data, unsigned int flags);
-int  mdb_cursor_del(MDB_cursor *cursor, unsigned int flags);
-int  mdb_cursor_count(MDB_cursor *cursor, size_t *countp);
-
-int  mdb_reader_list(MDB_env *env, MDB_msg_func *func, void *ctx);
-int  mdb_reader_check(MDB_env *env, int *dead);
-"""
-
-# Constant values of the LMDB 0.9 ABI (flags: docs/design.md#flag-bits; return codes:
-# src/mdbcore/errors.def).  tests/c/api/check_headers.py
-# checks the headers themselves; these are only what the Python harness uses.
-NOSUBDIR = 0x4000
-NOSYNC = 0x10000
-RDONLY = 0x20000
-NOMETASYNC = 0x40000
-WRITEMAP = 0x80000
-NOTLS = 0x200000
-NOLOCK = 0x400000
-
-REVERSEKEY = 0x02
-DUPSORT = 0x04
-INTEGERKEY = 0x08
-DUPFIXED = 0x10
-INTEGERDUP = 0x20
-REVERSEDUP = 0x40
-CREATE = 0x40000
-
-NOOVERWRITE = 0x10
-NODUPDATA = 0x20
-APPEND = 0x20000
+# Every integer constant of lmdb.h without its MDB_ prefix: NOSUBDIR, CREATE, NOTFOUND, ...
+globals().update({name[4:]: value for name, value in _DEFINES.items()})
+RDONLY, NOTFOUND = _DEFINES["MDB_RDONLY"], _DEFINES["MDB_NOTFOUND"]  # (used below by name)
 
 FIRST, GET_CURRENT, NEXT, SET_RANGE = 0, 4, 8, 17
-
-KEYEXIST = -30799
-NOTFOUND = -30798
-CORRUPTED = -30796
-VERSION_MISMATCH = -30794
-INVALID = -30793
-MAP_FULL = -30792
 
 
 class LmdbError(Exception):

@@ -282,11 +282,7 @@ int main(int argc, char **argv) {
     strerror_texts(deb);
     end_to_end(dir);
 
-    char p[4200];
-    PATHF(p, "%s/data.mdb", dir);
-    unlink(p);
-    PATHF(p, "%s/lock.mdb", dir);
-    unlink(p);
+    mdbtest_unlink_env(dir);
     rmdir(dir);
     printf("test_abi: %d checks, %d failed\n", mdbtest_checks, mdbtest_failures);
     return TEST_STATUS();

@@ -65,12 +65,9 @@ static int eq(MDB_val v, const void *p, size_t n) {
     return v.mv_size == n && (n == 0 || memcmp(v.mv_data, p, n) == 0);
 }
 
-static uint64_t rng = 88172645463325252ULL;
+static unsigned long long rng = MDBTEST_XORSHIFT_SEED;
 static uint64_t rnd(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return mdbtest_xorshift(&rng);
 }
 
 /* A fresh environment directory for one scenario. */

@@ -126,11 +126,7 @@ static unsigned char *read_file(const char *path, size_t *len) {
 }
 
 static void rm_env_dir(const char *dir) {
-    char p[4200];
-    PATHF(p, "%s/data.mdb", dir);
-    unlink(p);
-    PATHF(p, "%s/lock.mdb", dir);
-    unlink(p);
+    mdbtest_unlink_env(dir);
     rmdir(dir);
 }
 

@@ -15,20 +15,7 @@
 
 #include <lmdb.h>
 
-static unsigned long long rng;
-static unsigned rnd(void)
-{
-    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (unsigned)(rng >> 33);
-}
-
-static unsigned digest(const MDB_val *v)
-{
-    unsigned h = 2166136261u;
-    for (size_t i = 0; i < v->mv_size; i++)
-        h = (h ^ ((unsigned char *)v->mv_data)[i]) * 16777619u;
-    return h;
-}
+#include "diff_common.h"
 
 static void show(const char *what, int d, int rc, const MDB_val *k, const MDB_val *v)
 {
@@ -39,30 +26,21 @@ static void show(const char *what, int d, int rc, const MDB_val *k, const MDB_va
     printf("%s d%d ok", what, d);
     if (k)
         printf(" k=%zu/%08x", k->mv_size, digest(k));
-    if (v)
-        printf(" v=%zu/%08x", v->mv_size, digest(v));
-    printf("\n");
+    show_value(v);
 }
 
 int main(int argc, char **argv)
 {
     const char *dir = argv[1];
-    rng = argc > 2 ? (unsigned)atoi(argv[2]) : 1;
-    long ops = argc > 3 ? atol(argv[3]) : 20000;
+    long ops = seed_and_ops(argc, argv);
     int content = argc > 4 && !strcmp(argv[4], "content");
-    mkdir(dir, 0755);
-    MDB_env *env;
-    MDB_txn *txn;
+    static const char *const names[] = {"dups", "fixed"};
+    static const unsigned flags[] = {MDB_DUPSORT, MDB_DUPSORT | MDB_DUPFIXED | MDB_INTEGERDUP};
     MDB_dbi dbi[2];
-    mdb_env_create(&env);
-    mdb_env_set_maxdbs(env, 4);
-    mdb_env_set_mapsize(env, 1u << 30);
-    if (mdb_env_open(env, dir, MDB_NOSYNC, 0644))
+    MDB_env *env = open_env(dir, 2, names, flags, dbi);
+    if (!env)
         return 2;
-    mdb_txn_begin(env, NULL, 0, &txn);
-    mdb_dbi_open(txn, "dups", MDB_CREATE | MDB_DUPSORT, &dbi[0]);
-    mdb_dbi_open(txn, "fixed", MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED | MDB_INTEGERDUP, &dbi[1]);
-    mdb_txn_commit(txn);
+    MDB_txn *txn;
     MDB_cursor *c[2];
     mdb_txn_begin(env, NULL, 0, &txn);
     for (int d = 0; d < 2; d++)
@@ -160,13 +138,7 @@ int main(int argc, char **argv)
         }
     }
     mdb_txn_commit(txn);
-    MDB_stat st;
-    mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
-    for (int d = 0; d < 2; d++) {
-        mdb_stat(txn, dbi[d], &st);
-        printf("db%d entries %zu\n", d, st.ms_entries);
-    }
-    mdb_txn_abort(txn);
+    show_entries(env, dbi, 2);
     mdb_env_close(env);
     return 0;
 }

@@ -12,20 +12,7 @@
 
 #include <lmdb.h>
 
-static unsigned long long rng;
-static unsigned rnd(void)
-{
-    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (unsigned)(rng >> 33);
-}
-
-static unsigned digest(const MDB_val *v)
-{
-    unsigned h = 2166136261u;
-    for (size_t i = 0; i < v->mv_size; i++)
-        h = (h ^ ((unsigned char *)v->mv_data)[i]) * 16777619u;
-    return h;
-}
+#include "diff_common.h"
 
 static void show(const char *what, int rc, const MDB_val *k, const MDB_val *v)
 {
@@ -36,30 +23,20 @@ static void show(const char *what, int rc, const MDB_val *k, const MDB_val *v)
     printf("%s ok", what);
     if (k)
         printf(" k=%.*s", (int)k->mv_size, (char *)k->mv_data);
-    if (v)
-        printf(" v=%zu/%08x", v->mv_size, digest(v));
-    printf("\n");
+    show_value(v);
 }
 
 int main(int argc, char **argv)
 {
     const char *dir = argv[1];
-    rng = argc > 2 ? (unsigned)atoi(argv[2]) : 1;
-    long ops = argc > 3 ? atol(argv[3]) : 20000;
-    mkdir(dir, 0755);
-    MDB_env *env;
-    MDB_txn *txn;
+    long ops = seed_and_ops(argc, argv);
+    static const char *const names[] = {"plain", "ints", "rev"};
+    static const unsigned flags[] = {0, MDB_INTEGERKEY, MDB_REVERSEKEY};
     MDB_dbi dbi[3];
-    mdb_env_create(&env);
-    mdb_env_set_maxdbs(env, 4);
-    mdb_env_set_mapsize(env, 1u << 30);
-    if (mdb_env_open(env, dir, MDB_NOSYNC, 0644))
+    MDB_env *env = open_env(dir, 3, names, flags, dbi);
+    if (!env)
         return 2;
-    mdb_txn_begin(env, NULL, 0, &txn);
-    mdb_dbi_open(txn, "plain", MDB_CREATE, &dbi[0]);
-    mdb_dbi_open(txn, "ints", MDB_CREATE | MDB_INTEGERKEY, &dbi[1]);
-    mdb_dbi_open(txn, "rev", MDB_CREATE | MDB_REVERSEKEY, &dbi[2]);
-    mdb_txn_commit(txn);
+    MDB_txn *txn;
     static char vb[70200];
     for (size_t i = 0; i < sizeof(vb); i++)
         vb[i] = (char)(i * 13 + 5);
@@ -132,13 +109,7 @@ int main(int argc, char **argv)
         }
     }
     mdb_txn_commit(txn);
-    MDB_stat st;
-    mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
-    for (int d = 0; d < 3; d++) {
-        mdb_stat(txn, dbi[d], &st);
-        printf("db%d entries %zu\n", d, st.ms_entries);
-    }
-    mdb_txn_abort(txn);
+    show_entries(env, dbi, 3);
     mdb_env_close(env);
     return 0;
 }

@@ -11,25 +11,11 @@
 
 #include <lmdb.h>
 
-static unsigned long long rng;
-static unsigned rnd(void)
-{
-    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (unsigned)(rng >> 33);
-}
-
-static unsigned digest(const MDB_val *v)
-{
-    unsigned h = 2166136261u;
-    for (size_t i = 0; i < v->mv_size; i++)
-        h = (h ^ ((unsigned char *)v->mv_data)[i]) * 16777619u;
-    return h;
-}
+#include "diff_common.h"
 
 int main(int argc, char **argv)
 {
-    rng = argc > 2 ? (unsigned)atoi(argv[2]) : 1;
-    long ops = argc > 3 ? atol(argv[3]) : 20000;
+    long ops = seed_and_ops(argc, argv);
     MDB_env *env;
     MDB_txn *txn;
     MDB_dbi main_dbi, dbis[16];

@@ -60,6 +60,9 @@ want() {
   for n; do HAVE_SECTION+="$n "; selected "$n" && hit=0; done
   return $hit
 }
+# same FILE1 FILE2 MESSAGE: the two outputs are identical, else MESSAGE, their first
+# differences, and the run fails
+same() { cmp -s "$1" "$2" || { echo "$3"; diff "$1" "$2" | head; exit 1; }; }
 # written DIR...: those of the DIRs that this run wrote (a full run wrote them all)
 written() { for d; do if [ -z "$ONLY" ] || [ -e "$d" ]; then echo "$d"; fi; done; }
 
@@ -138,7 +141,7 @@ if want diff_ops diff_read diff_cursorops diff_dup && [ -e /usr/include/lmdb.h ]
     for s in $SEEDS; do
       "$OUT/diff_ops_real" "$WORK/dr$s" "$s" "$OPS" > "$WORK/dr$s.txt"
       "$OUT/diff_ops_ours" "$WORK/do$s" "$s" "$OPS" > "$WORK/do$s.txt"
-      cmp -s "$WORK/dr$s.txt" "$WORK/do$s.txt" || { echo "diff_ops seed $s differs from real LMDB"; diff "$WORK/dr$s.txt" "$WORK/do$s.txt" | head; exit 1; }
+      same "$WORK/dr$s.txt" "$WORK/do$s.txt" "diff_ops seed $s differs from real LMDB"
     done
     echo "differential: same results as real LMDB for seeds $SEEDS"
   fi
@@ -147,7 +150,7 @@ if want diff_ops diff_read diff_cursorops diff_dup && [ -e /usr/include/lmdb.h ]
     ours diff_cursorops_ours diff_cursorops
     "$OUT/diff_cursorops_real" "$WORK/dcr" --lmdb0924 > "$WORK/dcr.txt"
     "$OUT/diff_cursorops_ours" "$WORK/dco" --lmdb0924 > "$WORK/dco.txt"
-    cmp -s "$WORK/dcr.txt" "$WORK/dco.txt" || { echo "diff_cursorops differs from real LMDB 0.9.24"; diff "$WORK/dcr.txt" "$WORK/dco.txt" | head; exit 1; }
+    same "$WORK/dcr.txt" "$WORK/dco.txt" "diff_cursorops differs from real LMDB 0.9.24"
     echo "differential: every cursor op from every position on plain/DUPSORT/DUPFIXED DBs as LMDB 0.9.24 (but for the cases 0.9.36 changed)"
     # The behaviour we match is upstream 0.9.36's: built here from py-lmdb 3.0's sdist.  CI must
     # have it; a machine without the package registry skips it, saying so.
@@ -155,7 +158,7 @@ if want diff_ops diff_read diff_cursorops diff_dup && [ -e /usr/include/lmdb.h ]
       cc -O1 -w -pthread -o "$OUT/diff_cursorops_0936" tests/c/core/diff_cursorops.c -I"$ref36" "$ref36/mdb.c" "$ref36/midl.c"
       "$OUT/diff_cursorops_0936" "$WORK/dc36" > "$WORK/dc36.txt"
       "$OUT/diff_cursorops_ours" "$WORK/dco36" > "$WORK/dco36.txt"
-      cmp -s "$WORK/dc36.txt" "$WORK/dco36.txt" || { echo "diff_cursorops differs from LMDB 0.9.36"; diff "$WORK/dc36.txt" "$WORK/dco36.txt" | head; exit 1; }
+      same "$WORK/dc36.txt" "$WORK/dco36.txt" "diff_cursorops differs from LMDB 0.9.36"
       echo "differential: every cursor op from every position as LMDB 0.9.36, identical"
     elif [ -n "${CI:-}" ]; then
       echo "LMDB 0.9.36 reference not available in CI"; exit 1
@@ -169,7 +172,7 @@ if want diff_ops diff_read diff_cursorops diff_dup && [ -e /usr/include/lmdb.h ]
     for s in $SEEDS; do
       "$OUT/diff_dup_real" "$WORK/ddr$s" "$s" "$OPS" content > "$WORK/ddr$s.txt"
       "$OUT/diff_dup_ours" "$WORK/ddo$s" "$s" "$OPS" content > "$WORK/ddo$s.txt"
-      cmp -s "$WORK/ddr$s.txt" "$WORK/ddo$s.txt" || { echo "diff_dup seed $s differs from real LMDB"; diff "$WORK/ddr$s.txt" "$WORK/ddo$s.txt" | head; exit 1; }
+      same "$WORK/ddr$s.txt" "$WORK/ddo$s.txt" "diff_dup seed $s differs from real LMDB"
       cmp -s <(mdb_dump -a "$WORK/ddr$s") <(mdb_dump -a "$WORK/ddo$s") || { echo "diff_dup seed $s: files differ"; exit 1; }
       # the cursor-heavy mode has no trustworthy oracle (LMDB 0.9.24 crashes on it): run ours
       # alone, then check the file's structure and page accounting
@@ -245,7 +248,7 @@ if want diff_read && [ $PYLMDB = 1 ] && [ $DIFF_READ = 1 ]; then
   for s in $SEEDS; do
     "$OUT/diff_read_real" "$WORK/dup" "$s" "$OPS" > "$WORK/rr.txt"
     "$OUT/diff_read_ours" "$WORK/dup" "$s" "$OPS" > "$WORK/ro.txt"
-    cmp -s "$WORK/rr.txt" "$WORK/ro.txt" || { echo "diff_read seed $s differs"; diff "$WORK/rr.txt" "$WORK/ro.txt" | head; exit 1; }
+    same "$WORK/rr.txt" "$WORK/ro.txt" "diff_read seed $s differs"
   done
   echo "differential: DUPSORT cursor reads match real LMDB for seeds $SEEDS"
 fi

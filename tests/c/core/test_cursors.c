@@ -34,11 +34,9 @@ int main(int argc, char **argv)
     const char *dir = argv[1];
     rng = argc > 2 ? (unsigned)atoi(argv[2]) : 1;
     mkdir(dir, 0755);
-    MDB_env *env;
+    MDB_env *env = mdbtest_env(256u << 20, 0);
     MDB_txn *txn;
     MDB_dbi dbi;
-    CHECK(mdb_env_create(&env));
-    CHECK(mdb_env_set_mapsize(env, 256u << 20));
     CHECK(mdb_env_open(env, dir, MDB_NOSYNC, 0644));
     CHECK(mdb_txn_begin(env, NULL, 0, &txn));
     CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));

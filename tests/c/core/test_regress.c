@@ -22,22 +22,13 @@ static const char *fresh_dir(const char *name)
 {
     snprintf(dirbuf, sizeof(dirbuf), "%s/%s", base, name);
     mkdir(dirbuf, 0755);
-    char f[4200];
-    snprintf(f, sizeof(f), "%s/data.mdb", dirbuf);
-    unlink(f);
-    snprintf(f, sizeof(f), "%s/lock.mdb", dirbuf);
-    unlink(f);
+    mdbtest_unlink_env(dirbuf);
     return dirbuf;
 }
 
 static MDB_env *open_env(const char *name, size_t mapsize, unsigned maxdbs, unsigned flags)
 {
-    MDB_env *env;
-    CHECK(mdb_env_create(&env));
-    if (mapsize)
-        CHECK(mdb_env_set_mapsize(env, mapsize));
-    if (maxdbs)
-        CHECK(mdb_env_set_maxdbs(env, maxdbs));
+    MDB_env *env = mdbtest_env(mapsize, maxdbs);
     CHECK(mdb_env_open(env, fresh_dir(name), flags, 0644));
     return env;
 }
@@ -479,9 +470,7 @@ static void delete_in_order(void)
         int descending = mode & 1, commit_between = (mode >> 1) & 1, stop70 = mode >= 4;
         MDB_env *env = open_env("delorder", 1 << 28, 0, 0);
         MDB_txn *txn;
-        MDB_dbi dbi;
-        CHECK(mdb_txn_begin(env, NULL, 0, &txn));
-        CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));
+        MDB_dbi dbi = mdbtest_begin_main(env, &txn);
         for (int i = 0; i < n; i++) {
             char kb[32];
             snprintf(kb, sizeof kb, "%016d", i);

@@ -36,13 +36,10 @@
 #define NDUPS 300    /* possible duplicates per key */
 #define LIMIT 256
 
-static unsigned long long rng = 88172645463325252ull;
+static unsigned long long rng = MDBTEST_XORSHIFT_SEED;
 static unsigned rnd(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (unsigned)(rng >> 11);
+    return (unsigned)(mdbtest_xorshift(&rng) >> 11);
 }
 
 /* The model: per plain key a value length (-1 = absent) and a version that seeds its

@@ -18,11 +18,9 @@ int main(int argc, char **argv)
     int txns = argc > 2 ? atoi(argv[2]) : 3000;
     unsigned eflags = (argc > 3 && !strcmp(argv[3], "nosync")) ? MDB_NOSYNC : 0;
     mkdir(dir, 0755);
-    MDB_env *env;
+    MDB_env *env = mdbtest_env(256u << 20, 0);
     MDB_txn *txn;
     MDB_dbi dbi;
-    CHECK(mdb_env_create(&env));
-    CHECK(mdb_env_set_mapsize(env, 256u << 20));
     CHECK(mdb_env_open(env, dir, eflags, 0644));
     char kb[32], vb[3000];
     memset(vb, 'v', sizeof(vb));

@@ -33,13 +33,10 @@
 /* paths are short in practice; snprintf truncation is checked where it matters */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
-static unsigned long long rng = 88172645463325252ull;
+static unsigned long long rng = MDBTEST_XORSHIFT_SEED;
 static unsigned rnd(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (unsigned)(rng >> 11);
+    return (unsigned)(mdbtest_xorshift(&rng) >> 11);
 }
 
 typedef struct rec {
@@ -197,10 +194,10 @@ static void check_clean(MDB_env *env, const char *what)
 /* The DB holds exactly r[0..n) in order. */
 static void expect_content(MDB_txn *txn, MDB_dbi dbi, rec *r, size_t n, const char *what)
 {
+    size_t i = 0;
     MDB_cursor *c;
     MDB_val k, v;
     CHECK(mdb_cursor_open(txn, dbi, &c));
-    size_t i = 0;
     int rc;
     for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
          rc = mdb_cursor_get(c, &k, &v, MDB_NEXT), i++) {

@@ -36,20 +36,13 @@ static char base[4096];
 
 static void rm_env(const char *dir)
 {
-    char p[4200];
-    snprintf(p, sizeof p, "%s/data.mdb", dir);
-    unlink(p);
-    snprintf(p, sizeof p, "%s/lock.mdb", dir);
-    unlink(p);
+    mdbtest_unlink_env(dir);
     mkdir(dir, 0755);
 }
 
 static MDB_env *open_env(const char *dir, size_t mapsize, size_t maxsize, unsigned flags)
 {
-    MDB_env *env;
-    CHECK(mdb_env_create(&env));
-    if (mapsize)
-        CHECK(mdb_env_set_mapsize(env, mapsize));
+    MDB_env *env = mdbtest_env(mapsize, 0);
     if (maxsize)
         CHECK(mdbcore_env_set_maxsize(env, maxsize));
     CHECK(mdb_env_open(env, dir, flags, 0644));

@@ -56,9 +56,7 @@ static void fill(void)
 {
     MDB_env *env = open_env();
     MDB_txn *txn;
-    MDB_dbi dbi;
-    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
-    CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));
+    MDB_dbi dbi = mdbtest_begin_main(env, &txn);
     for (int i = 0; i < NKEYS; i++) {
         char kb[16];
         MDB_val k = {(size_t)snprintf(kb, sizeof kb, "k%05d", i), kb}, v = k;

@@ -19,19 +19,30 @@
  *                           current (void) function returns: the steps after it depend on it
  *   TEST_RUN(fn)            run a void test function; prints its name with ok or FAILED
  *   TEST_DONE()             print "N checks, M failed" and return the exit status from main
- * And one helper:
+ * And helpers:
  *   PATHF(buf, fmt, ...)    snprintf into a char array; a truncated result stops the program
+ *   mdbtest_xorshift(&s)    the next number of Marsaglia's xorshift64 stream in s (the tests'
+ *                           deterministic generator; MDBTEST_XORSHIFT_SEED is its usual seed)
+ *   mdbtest_unlink_env(dir) remove dir's data.mdb and lock.mdb (a missing one is no error)
+ *   mdbtest_env(mapsize, maxdbs)  a created, not yet opened environment with that map size
+ *                           and number of named DBs (0: the default); fatal on an error
+ *   mdbtest_begin_main(env, &txn)  a write txn begun on env; returns its main DB's handle
+ *                           (fatal on an error)
  *
  * Every failure names its file and line (counted ones also the function).  Failures go
  * to stderr, which is unbuffered, so a forked child never repeats its parent's.
- * The macros that print an error code call mdb_strerror: the test includes the lmdb.h it
- * is built against (ours with -Isrc/mdbcore, Debian's for the harness programs).
+ * The macros that print an error code call mdb_strerror, and mdbtest_env opens through
+ * the API: this header includes <lmdb.h>, found on the include path the test is built
+ * with (ours with -Isrc/mdbcore, Debian's for the harness programs), as the test's own.
  */
 #ifndef MDBTEST_H
 #define MDBTEST_H
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#include <lmdb.h>
 
 #ifndef MDBTEST_FATAL_EXIT
 #define MDBTEST_FATAL_EXIT 1
@@ -162,5 +173,43 @@ __attribute__((unused)) static int mdbtest_checks, mdbtest_failures;
             exit(2);                                                                       \
         }                                                                                  \
     } while (0)
+
+#define MDBTEST_XORSHIFT_SEED 88172645463325252ULL
+
+static inline unsigned long long mdbtest_xorshift(unsigned long long *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static inline void mdbtest_unlink_env(const char *dir)
+{
+    char p[4200];
+    PATHF(p, "%s/data.mdb", dir);
+    unlink(p);
+    PATHF(p, "%s/lock.mdb", dir);
+    unlink(p);
+}
+
+static inline MDB_env *mdbtest_env(size_t mapsize, unsigned maxdbs)
+{
+    MDB_env *env;
+    CHECK(mdb_env_create(&env));
+    if (mapsize)
+        CHECK(mdb_env_set_mapsize(env, mapsize));
+    if (maxdbs)
+        CHECK(mdb_env_set_maxdbs(env, maxdbs));
+    return env;
+}
+
+static inline MDB_dbi mdbtest_begin_main(MDB_env *env, MDB_txn **txn)
+{
+    MDB_dbi dbi;
+    CHECK(mdb_txn_begin(env, NULL, 0, txn));
+    CHECK(mdb_dbi_open(*txn, NULL, 0, &dbi));
+    return dbi;
+}
 
 #endif

@@ -21,21 +21,13 @@
 #define MDBTEST_FATAL_EXIT 2
 #include "mdbtest.h"
 
+#include "cmp_desc.h"
+
 static int print_msg(const char *msg, void *ctx)
 {
     (void)ctx;
     fputs(msg, stdout);
     return 0;
-}
-
-/* Descending byte order: the reverse of the default comparator. */
-static int cmp_desc(const MDB_val *a, const MDB_val *b)
-{
-    size_t n = a->mv_size < b->mv_size ? a->mv_size : b->mv_size;
-    int r = memcmp(b->mv_data, a->mv_data, n);
-    if (r)
-        return r;
-    return a->mv_size > b->mv_size ? -1 : a->mv_size < b->mv_size;
 }
 
 static void wait_eof(void)

@@ -16,6 +16,8 @@
 #include "mdbcore.h"
 #include "mdbtest.h"
 
+#include "cmp_desc.h"
+
 static const char *helper = "build/tests/unit/lmdb_helper";
 
 static int run(const char *cmd, const char *dir, const char *arg)
@@ -77,13 +79,16 @@ static void rm_tmp(char *d)
     free(d);
 }
 
-static int cmp_desc(const MDB_val *a, const MDB_val *b)
+/* The whole mapped file as the checker's snapshot, at its newest meta. */
+static mdbcore_snapshot whole_file(const mapped *m)
 {
-    size_t n = a->mv_size < b->mv_size ? a->mv_size : b->mv_size;
-    int r = memcmp(b->mv_data, a->mv_data, n);
-    if (r)
-        return r;
-    return a->mv_size > b->mv_size ? -1 : a->mv_size < b->mv_size;
+    mdbcore_snapshot in;
+    memset(&in, 0, sizeof in);
+    in.map = m->map;
+    in.map_len = m->len;
+    in.file_size = m->len;
+    EXPECT_EQ(mdbcore_snapshot_from_metas(&in, -1), 0);
+    return in;
 }
 
 static size_t count_code(const mdbcore_check_report *r, int code, const char *db)
@@ -110,12 +115,7 @@ static void t_report_fields(void)
     EXPECT_EQ(run("put", dir, "700"), 0); /* rewrites 500 keys: frees pages */
     mapped m = map_env(dir);
     EXPECT(m.map != NULL);
-    mdbcore_snapshot in;
-    memset(&in, 0, sizeof in);
-    in.map = m.map;
-    in.map_len = m.len;
-    in.file_size = m.len;
-    EXPECT_EQ(mdbcore_snapshot_from_metas(&in, -1), 0);
+    mdbcore_snapshot in = whole_file(&m);
     EXPECT_EQ(in.psize, 4096);
     EXPECT_EQ(in.txnid, 2);
     mdbcore_check_report r;
@@ -171,12 +171,7 @@ static void t_custom_comparators(void)
     char *dir = mkdir_tmp();
     EXPECT_EQ(run("custom", dir, NULL), 0);
     mapped m = map_env(dir);
-    mdbcore_snapshot in;
-    memset(&in, 0, sizeof in);
-    in.map = m.map;
-    in.map_len = m.len;
-    in.file_size = m.len;
-    EXPECT_EQ(mdbcore_snapshot_from_metas(&in, -1), 0);
+    mdbcore_snapshot in = whole_file(&m);
 
     /* Default comparators: both DBs look out of order. */
     mdbcore_check_report r;

@@ -25,13 +25,10 @@
 #include "mdbcore.h"
 #include "mdbtest.h"
 
-static uint64_t rng = 88172645463325252ull;
+static unsigned long long rng = MDBTEST_XORSHIFT_SEED;
 static uint64_t rnd(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return mdbtest_xorshift(&rng);
 }
 
 static int to_stderr(const char *m, void *c)
@@ -52,6 +49,17 @@ static int env_clean(MDB_env *env, const char *when)
     }
     mdbcore_check_report_free(&rep);
     return rc == 0;
+}
+
+/* env_clean after round `round` of a workload (`what`: "" or a name and a space), as a
+ * counted check; returns whether it was clean. */
+static int round_clean(MDB_env *env, const char *what, int round)
+{
+    char when[48];
+    snprintf(when, sizeof when, "%sround %d", what, round);
+    int ok = env_clean(env, when);
+    EXPECT(ok);
+    return ok;
 }
 
 /* Check a data file image from its bytes; returns problems (or -1 if not an LMDB file). */
@@ -190,11 +198,7 @@ static void t_workload_checks_clean(void)
             fprintf(stderr, "round %d: %s\n", round, mdb_strerror(rc));
             break;
         }
-        char when[32];
-        snprintf(when, sizeof when, "round %d", round);
-        int ok = env_clean(env, when);
-        EXPECT(ok);
-        if (!ok)
+        if (!round_clean(env, "", round))
             break;
         if (round == 2)
             MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &reader));
@@ -250,11 +254,7 @@ static void t_overflow_churn(void)
             MUST(mdb_put(t, b, &K, &V, 0));
         }
         MUST(mdb_txn_commit(t));
-        char when[32];
-        snprintf(when, sizeof when, "overflow round %d", round);
-        int ok = env_clean(env, when);
-        EXPECT(ok);
-        if (!ok)
+        if (!round_clean(env, "overflow ", round))
             break;
     }
     mdb_env_close(env);
@@ -264,10 +264,10 @@ static void t_overflow_churn(void)
  * deletes (so loose and reclaimed pages are plentiful).  Deterministic (rand_r). */
 static void t_mixed_rounds(void)
 {
-    MDB_env *env;
-    MUST(open_env(&env));
     unsigned seed = 1;
     static char bigv[30000];
+    MDB_env *env;
+    MUST(open_env(&env));
     for (int round = 0; round < 6; round++) {
         MDB_txn *t;
         MDB_dbi a, b, c, d;
@@ -304,11 +304,7 @@ static void t_mixed_rounds(void)
             }
         }
         MUST(mdb_txn_commit(t));
-        char when[32];
-        snprintf(when, sizeof when, "mixed round %d", round);
-        int ok = env_clean(env, when);
-        EXPECT(ok);
-        if (!ok)
+        if (!round_clean(env, "mixed ", round))
             break;
     }
     mdb_env_close(env);

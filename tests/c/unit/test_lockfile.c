@@ -44,12 +44,14 @@ static char *lockpath(const char *dir)
     return p;
 }
 
-static void rmdir_all(const char *dir)
+/* Remove a directory of mkdir_tmp's and free its name. */
+static void rmdir_all(char *dir)
 {
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "warning: could not remove %s\n", dir);
+    free(dir);
 }
 
 typedef struct child {
@@ -171,36 +173,145 @@ static void say(int fd, const char *s)
         _exit(3);
 }
 
+/* Does the child's next line of output begin with `want`? */
+static int says(child c, const char *want)
+{
+    char line[128];
+    read_out(c.out, line, sizeof line, 1);
+    return strncmp(line, want, strlen(want)) == 0;
+}
+
+/* SIGKILL the child, reap it and close its pipes. */
+static void kill_child(child c)
+{
+    kill(c.pid, SIGKILL);
+    reap(c.pid);
+    close(c.in);
+    close(c.out);
+}
+
+/* Open (or create) DIR's lock file as this process, expecting success. */
+static lock_region *open_lock(const char *dir, unsigned *mr, int *first)
+{
+    lock_region *lr = NULL;
+    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, mr, first), 0);
+    return lr;
+}
+
+/* Join the lock file another process holds (not as its first opener); NULL if not. */
+static lock_region *join_lock(const char *dir)
+{
+    lock_region *lr = NULL;
+    unsigned mr = 0;
+    int first;
+    if (lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first) || first)
+        return NULL;
+    return lr;
+}
+
+/* A test's own lock file: a fresh directory and the lock file opened in it by this
+ * process (mr: the reader slots asked for, then those in force; first: whether this
+ * process was its first opener).  lr is NULL, and the failure counted, if the open failed. */
+typedef struct fresh {
+    char *dir;
+    lock_region *lr;
+    unsigned mr;
+    int first;
+} fresh;
+
+static fresh open_fresh(unsigned maxreaders)
+{
+    fresh f = {mkdir_tmp(), NULL, maxreaders, -1};
+    f.lr = open_lock(f.dir, &f.mr, &f.first);
+    return f;
+}
+
+/* Close the lock file and remove its directory. */
+static void close_fresh(fresh *f)
+{
+    lockfile_close(f->lr, getpid());
+    rmdir_all(f->dir);
+}
+
+/* Our reader list's text, afresh in `b`. */
+static void list_into(lock_region *lr, strbuf *b)
+{
+    b->n = 0;
+    b->s[0] = 0;
+    readers_list(lr, collect, b);
+}
+
+/* Our reader list (left in `ours`) reads as LMDB's own mdb_reader_list of DIR. */
+static void expect_list_as_lmdb(lock_region *lr, const char *dir, strbuf *ours)
+{
+    list_into(lr, ours);
+    char theirs[8192];
+    EXPECT_EQ(run_helper("list", dir, NULL, theirs, sizeof theirs), 0);
+    EXPECT(strcmp(ours->s, theirs) == 0);
+    if (strcmp(ours->s, theirs))
+        fprintf(stderr, "ours:\n%stheirs:\n%s", ours->s, theirs);
+}
+
+/* LMDB's reader check of DIR finds no dead reader. */
+static void expect_lmdb_check_clean(const char *dir)
+{
+    char out[128];
+    EXPECT_EQ(run_helper("check", dir, NULL, out, sizeof out), 0);
+    EXPECT(strcmp(out, "dead 0\n") == 0);
+}
+
+/* The writer mutex is taken (reporting a dead owner or not: `owner_died`) and freed. */
+static void expect_writer_lock(lock_region *lr, int owner_died)
+{
+    int od = -1;
+    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
+    EXPECT_EQ(od, owner_died);
+    lockfile_writer_unlock(lr);
+}
+
+/* The table mutex is taken with no dead owner, and freed. */
+static void expect_table_lock(lock_region *lr)
+{
+    int od = -1;
+    EXPECT_EQ(lockfile_table_lock(lr, &od), 0);
+    EXPECT_EQ(od, 0);
+    lockfile_table_unlock(lr);
+}
+
+/* Our reader check sweeps `swept` dead readers' slots. */
+static void expect_swept(lock_region *lr, int swept)
+{
+    int dead = -1;
+    EXPECT_EQ(readers_check(lr, getpid(), &dead), 0);
+    EXPECT_EQ(dead, swept);
+}
+
 /* ---- tests ---- */
 
 static void t_first_opener(void)
 {
-    char *dir = mkdir_tmp();
-    lock_region *lr = NULL;
-    unsigned mr = 126;
-    int first = -1;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
-    EXPECT(lr != NULL);
-    if (!lr)
+    fresh f = open_fresh(126);
+    EXPECT(f.lr != NULL);
+    if (!f.lr)
         return;
-    EXPECT_EQ(first, 1);
-    EXPECT_EQ(mr, 126);
-    EXPECT_EQ(lr->maxreaders, 126);
-    EXPECT_EQ(lr->exclusive, 1);
+    EXPECT_EQ(f.first, 1);
+    EXPECT_EQ(f.mr, 126);
+    EXPECT_EQ(f.lr->maxreaders, 126);
+    EXPECT_EQ(f.lr->exclusive, 1);
     struct stat st;
-    EXPECT_EQ(stat(lockpath(dir), &st), 0);
+    EXPECT_EQ(stat(lockpath(f.dir), &st), 0);
     EXPECT_EQ(st.st_size, 128 + 64 * 126);
-    const uint8_t *b = (const uint8_t *)lr->head;
-    EXPECT_EQ(lr->head->magic, 0xBEEFC0DE);
-    EXPECT_EQ(lr->head->format, 0x00010001);
+    const uint8_t *b = (const uint8_t *)f.lr->head;
+    EXPECT_EQ(f.lr->head->magic, 0xBEEFC0DE);
+    EXPECT_EQ(f.lr->head->format, 0x00010001);
     EXPECT_EQ(b[8 + 16], 0x90);  /* rmutex kind: robust | process-shared */
     EXPECT_EQ(b[64 + 16], 0x90); /* wmutex kind */
-    EXPECT_EQ(lr->head->txnid, 0);
-    EXPECT_EQ(lr->head->numreaders, 0);
+    EXPECT_EQ(f.lr->head->txnid, 0);
+    EXPECT_EQ(f.lr->head->numreaders, 0);
 
-    EXPECT_EQ(lockfile_share(lr, 7), 0);
-    EXPECT_EQ(lr->exclusive, 0);
-    EXPECT_EQ(lr->head->txnid, 7);
+    EXPECT_EQ(lockfile_share(f.lr, 7), 0);
+    EXPECT_EQ(f.lr->exclusive, 0);
+    EXPECT_EQ(f.lr->head->txnid, 7);
 
     /* A second process joins: it adopts the table size and sees the txnid. */
     pid_t p = fork();
@@ -208,7 +319,7 @@ static void t_first_opener(void)
         lock_region *l2 = NULL;
         unsigned m2 = 10;
         int f2 = -1;
-        int rc = lockfile_open(&l2, lockpath(dir), 0644, 0, &m2, &f2);
+        int rc = lockfile_open(&l2, lockpath(f.dir), 0644, 0, &m2, &f2);
         int ok = rc == 0 && f2 == 0 && m2 == 126 && l2->head->txnid == 7 && !l2->exclusive;
         lockfile_close(l2, getpid());
         _exit(ok ? 0 : 1);
@@ -216,27 +327,20 @@ static void t_first_opener(void)
     EXPECT_EQ(reap(p), 0);
 
     /* The writer and table mutexes work and report no dead owner. */
-    int od = -1;
-    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
-    EXPECT_EQ(od, 0);
-    lockfile_writer_unlock(lr);
-    EXPECT_EQ(lockfile_table_lock(lr, &od), 0);
-    EXPECT_EQ(od, 0);
-    lockfile_table_unlock(lr);
-    lockfile_close(lr, getpid());
+    expect_writer_lock(f.lr, 0);
+    expect_table_lock(f.lr);
+    lockfile_close(f.lr, getpid());
 
     /* Alone again: the next opener is first and re-initialises. */
-    lr = NULL;
-    mr = 50;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
-    EXPECT_EQ(first, 1);
-    EXPECT_EQ(mr, 126); /* the file is never shrunk */
-    if (lr) {
-        EXPECT_EQ(lr->head->txnid, 0);
-        lockfile_close(lr, getpid());
+    f.mr = 50;
+    f.lr = open_lock(f.dir, &f.mr, &f.first);
+    EXPECT_EQ(f.first, 1);
+    EXPECT_EQ(f.mr, 126); /* the file is never shrunk */
+    if (f.lr) {
+        EXPECT_EQ(f.lr->head->txnid, 0);
+        lockfile_close(f.lr, getpid());
     }
-    rmdir_all(dir);
-    free(dir);
+    rmdir_all(f.dir);
 }
 
 /* Our fresh head is byte-identical to the one real LMDB writes (except txnid/numreaders). */
@@ -245,10 +349,9 @@ static void t_layout_matches_lmdb(void)
     char *d1 = mkdir_tmp(), *d2 = mkdir_tmp();
     /* A fresh environment opened by LMDB without any txn: its mutexes are as initialised. */
     EXPECT_EQ(run_helper("list", d1, NULL, NULL, 0), 0);
-    lock_region *lr = NULL;
     unsigned mr = 126;
     int first;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(d2), 0644, 0, &mr, &first), 0);
+    lock_region *lr = open_lock(d2, &mr, &first);
     EXPECT_EQ(lockfile_share(lr, 0), 0);
     lockfile_close(lr, getpid());
     uint8_t a[8192], b[8192];
@@ -261,98 +364,67 @@ static void t_layout_matches_lmdb(void)
     EXPECT(memcmp(a + 64, b + 64, 64) == 0); /* wmutex and padding */
     rmdir_all(d1);
     rmdir_all(d2);
-    free(d1);
-    free(d2);
 }
 
 /* A real LMDB reader is visible to us; we can write while it reads; its slot is swept
  * after it is killed. */
 static void t_join_lmdb_reader(void)
 {
-    char *dir = mkdir_tmp();
-    EXPECT_EQ(run_helper("put", dir, "5", NULL, 0), 0);
-    child c = spawn_helper("reader", dir, NULL);
-    char line[128];
-    read_out(c.out, line, sizeof line, 1);
-    EXPECT(strncmp(line, "ready 1", 7) == 0);
+    fresh f = {mkdir_tmp(), NULL, 0, -1}; /* opened once LMDB has a reader in it */
+    EXPECT_EQ(run_helper("put", f.dir, "5", NULL, 0), 0);
+    child c = spawn_helper("reader", f.dir, NULL);
+    EXPECT(says(c, "ready 1"));
 
-    lock_region *lr = NULL;
-    unsigned mr = 0;
-    int first = -1;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
-    if (!lr)
+    f.lr = open_lock(f.dir, &f.mr, &f.first);
+    if (!f.lr)
         return;
-    EXPECT_EQ(first, 0);
-    EXPECT_EQ(mr, 126);
-    EXPECT_EQ(lr->head->txnid, 1);
-    reader_slot *s = find_slot(lr, c.pid);
+    EXPECT_EQ(f.first, 0);
+    EXPECT_EQ(f.mr, 126);
+    EXPECT_EQ(f.lr->head->txnid, 1);
+    reader_slot *s = find_slot(f.lr, c.pid);
     EXPECT(s != NULL);
     if (s)
         EXPECT_EQ(s->txnid, 1);
-    EXPECT_EQ(readers_oldest(lr, 100), 1);
+    EXPECT_EQ(readers_oldest(f.lr, 100), 1);
 
     /* Same list text as LMDB's own mdb_reader_list. */
-    strbuf ours = {.n = 0};
-    ours.s[0] = 0;
-    readers_list(lr, collect, &ours);
-    char theirs[8192];
-    EXPECT_EQ(run_helper("list", dir, NULL, theirs, sizeof theirs), 0);
-    EXPECT(strcmp(ours.s, theirs) == 0);
-    if (strcmp(ours.s, theirs))
-        fprintf(stderr, "ours:\n%stheirs:\n%s", ours.s, theirs);
+    strbuf ours;
+    expect_list_as_lmdb(f.lr, f.dir, &ours);
     char expect[64];
     snprintf(expect, sizeof expect, "%10d ", (int)c.pid);
     EXPECT(strstr(ours.s, "    pid     thread     txnid\n") == ours.s);
     EXPECT(strstr(ours.s, expect) != NULL);
 
     /* The reader does not block the writer mutex. */
-    int od = -1;
-    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
-    EXPECT_EQ(od, 0);
-    lockfile_writer_unlock(lr);
+    expect_writer_lock(f.lr, 0);
+    expect_swept(f.lr, 0);
 
-    int dead = -1;
-    EXPECT_EQ(readers_check(lr, getpid(), &dead), 0);
-    EXPECT_EQ(dead, 0);
-
-    kill(c.pid, SIGKILL);
-    reap(c.pid);
-    close(c.in);
-    close(c.out);
-    EXPECT(find_slot(lr, c.pid) != NULL); /* still there: nobody swept yet */
-    EXPECT_EQ(readers_check(lr, getpid(), &dead), 0);
-    EXPECT_EQ(dead, 1);
-    EXPECT(find_slot(lr, c.pid) == NULL);
-    EXPECT_EQ(readers_oldest(lr, 100), 100);
+    kill_child(c);
+    EXPECT(find_slot(f.lr, c.pid) != NULL); /* still there: nobody swept yet */
+    expect_swept(f.lr, 1);
+    EXPECT(find_slot(f.lr, c.pid) == NULL);
+    EXPECT_EQ(readers_oldest(f.lr, 100), 100);
     /* LMDB agrees there is nothing left to sweep. */
-    char out[128];
-    EXPECT_EQ(run_helper("check", dir, NULL, out, sizeof out), 0);
-    EXPECT(strcmp(out, "dead 0\n") == 0);
-    lockfile_close(lr, getpid());
-    rmdir_all(dir);
-    free(dir);
+    expect_lmdb_check_clean(f.dir);
+    close_fresh(&f);
 }
 
 /* Real LMDB joins a lock file WE created, uses our mutexes, sees our reader, and a killed
  * LMDB writer leaves the writer mutex for us to recover. */
 static void t_lmdb_joins_ours(void)
 {
-    char *dir = mkdir_tmp();
-    lock_region *lr = NULL;
-    unsigned mr = 126;
-    int first = -1;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
-    if (!lr)
+    fresh f = open_fresh(126);
+    if (!f.lr)
         return;
-    EXPECT_EQ(first, 1);
-    EXPECT_EQ(lockfile_share(lr, 0), 0);
+    EXPECT_EQ(f.first, 1);
+    EXPECT_EQ(lockfile_share(f.lr, 0), 0);
 
-    EXPECT_EQ(run_helper("put", dir, "3", NULL, 0), 0);
-    EXPECT_EQ(lr->head->txnid, 1); /* LMDB published its commit in our table */
+    EXPECT_EQ(run_helper("put", f.dir, "3", NULL, 0), 0);
+    EXPECT_EQ(f.lr->head->txnid, 1); /* LMDB published its commit in our table */
 
-    EXPECT_EQ(readers_pidlock(lr, getpid()), 0);
+    EXPECT_EQ(readers_pidlock(f.lr, getpid()), 0);
     reader_slot *s = NULL;
-    EXPECT_EQ(readers_acquire(lr, getpid(), pthread_self(), &s), 0);
+    EXPECT_EQ(readers_acquire(f.lr, getpid(), pthread_self(), &s), 0);
     EXPECT(s != NULL);
     if (!s)
         return;
@@ -360,81 +432,55 @@ static void t_lmdb_joins_ours(void)
     EXPECT_EQ(s->pid, getpid());
 
     /* Idle slot: '-' in both lists. */
-    strbuf ours = {.n = 0};
-    ours.s[0] = 0;
-    readers_list(lr, collect, &ours);
-    char theirs[8192];
-    EXPECT_EQ(run_helper("list", dir, NULL, theirs, sizeof theirs), 0);
-    EXPECT(strcmp(ours.s, theirs) == 0);
+    strbuf ours;
+    expect_list_as_lmdb(f.lr, f.dir, &ours);
     char expect[96];
     snprintf(expect, sizeof expect, "    pid     thread     txnid\n%10d %zx -\n", (int)getpid(),
              (size_t)pthread_self());
     EXPECT(strcmp(ours.s, expect) == 0);
 
     s->txnid = 1;
-    ours.n = 0;
-    ours.s[0] = 0;
-    readers_list(lr, collect, &ours);
-    EXPECT_EQ(run_helper("list", dir, NULL, theirs, sizeof theirs), 0);
-    EXPECT(strcmp(ours.s, theirs) == 0);
-    if (strcmp(ours.s, theirs))
-        fprintf(stderr, "ours:\n%stheirs:\n%s", ours.s, theirs);
+    expect_list_as_lmdb(f.lr, f.dir, &ours);
 
     /* LMDB's reader check sees our pid lock and leaves our slot alone. */
-    char out[128];
-    EXPECT_EQ(run_helper("check", dir, NULL, out, sizeof out), 0);
-    EXPECT(strcmp(out, "dead 0\n") == 0);
-    EXPECT(find_slot(lr, getpid()) == s);
+    expect_lmdb_check_clean(f.dir);
+    EXPECT(find_slot(f.lr, getpid()) == s);
     readers_release(s);
-    EXPECT(find_slot(lr, getpid()) == NULL);
+    EXPECT(find_slot(f.lr, getpid()) == NULL);
 
     /* An LMDB writer dies holding the writer mutex. */
-    child w = spawn_helper("writer", dir, NULL);
-    char line[64];
-    read_out(w.out, line, sizeof line, 1);
-    EXPECT(strncmp(line, "ready 2", 7) == 0);
-    kill(w.pid, SIGKILL);
-    reap(w.pid);
-    close(w.in);
-    close(w.out);
-    int od = -1;
-    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
-    EXPECT_EQ(od, 1);
-    lockfile_writer_unlock(lr);
-    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
-    EXPECT_EQ(od, 0);
-    lockfile_writer_unlock(lr);
+    child w = spawn_helper("writer", f.dir, NULL);
+    EXPECT(says(w, "ready 2"));
+    kill_child(w);
+    expect_writer_lock(f.lr, 1);
+    expect_writer_lock(f.lr, 0);
     /* And LMDB can write again afterwards. */
-    EXPECT_EQ(run_helper("put", dir, "4", NULL, 0), 0);
-    EXPECT_EQ(lr->head->txnid, 2);
+    EXPECT_EQ(run_helper("put", f.dir, "4", NULL, 0), 0);
+    EXPECT_EQ(f.lr->head->txnid, 2);
 
     /* While we hold the writer mutex, an LMDB writer waits for it. */
-    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
-    child p = spawn_helper("put", dir, "5");
+    int od = -1;
+    EXPECT_EQ(lockfile_writer_lock(f.lr, &od), 0);
+    child p = spawn_helper("put", f.dir, "5");
     close(p.in);
     usleep(300 * 1000);
     int st = 0;
     EXPECT_EQ(waitpid(p.pid, &st, WNOHANG), 0); /* still blocked */
-    EXPECT_EQ(lr->head->txnid, 2);
-    lockfile_writer_unlock(lr);
+    EXPECT_EQ(f.lr->head->txnid, 2);
+    lockfile_writer_unlock(f.lr);
     EXPECT_EQ(reap(p.pid), 0);
     close(p.out);
-    EXPECT_EQ(lr->head->txnid, 3);
+    EXPECT_EQ(f.lr->head->txnid, 3);
 
-    lockfile_close(lr, getpid());
-    rmdir_all(dir);
-    free(dir);
+    close_fresh(&f);
 }
 
 static int child_reader(const char *dir, int report)
 {
-    lock_region *lr = NULL;
-    unsigned mr = 0;
-    int first;
-    if (lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first) || first)
-        return 1;
+    lock_region *lr = join_lock(dir);
     reader_slot *s;
-    if (readers_pidlock(lr, getpid()) || readers_acquire(lr, getpid(), pthread_self(), &s))
+    if (!lr || readers_pidlock(lr, getpid()) ||
+        readers_acquire(lr, getpid(), pthread_self(), &s))
         return 1;
     s->txnid = 3;
     say(report, "ready\n");
@@ -443,12 +489,9 @@ static int child_reader(const char *dir, int report)
 
 static int child_writer(const char *dir, int report)
 {
-    lock_region *lr = NULL;
-    unsigned mr = 0;
-    int first, od;
-    if (lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first) || first)
-        return 1;
-    if (lockfile_writer_lock(lr, &od))
+    lock_region *lr = join_lock(dir);
+    int od;
+    if (!lr || lockfile_writer_lock(lr, &od))
         return 1;
     say(report, "ready\n");
     return 0;
@@ -456,12 +499,9 @@ static int child_writer(const char *dir, int report)
 
 static int child_table_holder(const char *dir, int report)
 {
-    lock_region *lr = NULL;
-    unsigned mr = 0;
-    int first, od;
-    if (lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first) || first)
-        return 1;
-    if (readers_pidlock(lr, getpid()))
+    lock_region *lr = join_lock(dir);
+    int od;
+    if (!lr || readers_pidlock(lr, getpid()))
         return 1;
     reader_slot *s;
     if (readers_acquire(lr, getpid(), pthread_self(), &s))
@@ -476,108 +516,76 @@ static int child_table_holder(const char *dir, int report)
 /* Our own processes: a killed reader is swept, a killed writer is detected. */
 static void t_dead_processes_ours(void)
 {
-    char *dir = mkdir_tmp();
-    lock_region *lr = NULL;
-    unsigned mr = 126;
-    int first;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
-    if (!lr)
+    fresh f = open_fresh(126);
+    if (!f.lr)
         return;
-    EXPECT_EQ(lockfile_share(lr, 3), 0);
-    EXPECT_EQ(readers_pidlock(lr, getpid()), 0);
+    EXPECT_EQ(lockfile_share(f.lr, 3), 0);
+    EXPECT_EQ(readers_pidlock(f.lr, getpid()), 0);
 
-    child r = fork_ours(child_reader, dir);
-    char line[32];
-    read_out(r.out, line, sizeof line, 1);
-    EXPECT(strcmp(line, "ready\n") == 0);
-    EXPECT(find_slot(lr, r.pid) != NULL);
-    EXPECT_EQ(readers_oldest(lr, 50), 3);
-    int dead = -1;
-    EXPECT_EQ(readers_check(lr, getpid(), &dead), 0);
-    EXPECT_EQ(dead, 0);
-    kill(r.pid, SIGKILL);
-    reap(r.pid);
-    close(r.in);
-    close(r.out);
-    EXPECT_EQ(readers_check(lr, getpid(), &dead), 0);
-    EXPECT_EQ(dead, 1);
-    EXPECT(find_slot(lr, r.pid) == NULL);
+    child r = fork_ours(child_reader, f.dir);
+    EXPECT(says(r, "ready\n"));
+    EXPECT(find_slot(f.lr, r.pid) != NULL);
+    EXPECT_EQ(readers_oldest(f.lr, 50), 3);
+    expect_swept(f.lr, 0);
+    kill_child(r);
+    expect_swept(f.lr, 1);
+    EXPECT(find_slot(f.lr, r.pid) == NULL);
 
-    child w = fork_ours(child_writer, dir);
-    read_out(w.out, line, sizeof line, 1);
-    EXPECT(strcmp(line, "ready\n") == 0);
-    kill(w.pid, SIGKILL);
-    reap(w.pid);
-    close(w.in);
-    close(w.out);
-    int od = -1;
-    EXPECT_EQ(lockfile_writer_lock(lr, &od), 0);
-    EXPECT_EQ(od, 1);
-    lockfile_writer_unlock(lr);
+    child w = fork_ours(child_writer, f.dir);
+    EXPECT(says(w, "ready\n"));
+    kill_child(w);
+    expect_writer_lock(f.lr, 1);
 
     /* A process dies holding the table mutex: the next claimer recovers it and sweeps. */
-    child t = fork_ours(child_table_holder, dir);
-    read_out(t.out, line, sizeof line, 1);
-    EXPECT(strcmp(line, "ready\n") == 0);
-    EXPECT(find_slot(lr, t.pid) != NULL);
-    kill(t.pid, SIGKILL);
-    reap(t.pid);
-    close(t.in);
-    close(t.out);
+    child t = fork_ours(child_table_holder, f.dir);
+    EXPECT(says(t, "ready\n"));
+    EXPECT(find_slot(f.lr, t.pid) != NULL);
+    kill_child(t);
     reader_slot *s = NULL;
-    EXPECT_EQ(readers_acquire(lr, getpid(), pthread_self(), &s), 0);
-    EXPECT(find_slot(lr, t.pid) == NULL);
+    EXPECT_EQ(readers_acquire(f.lr, getpid(), pthread_self(), &s), 0);
+    EXPECT(find_slot(f.lr, t.pid) == NULL);
     readers_release(s);
-    EXPECT_EQ(lockfile_table_lock(lr, &od), 0);
-    EXPECT_EQ(od, 0);
-    lockfile_table_unlock(lr);
+    expect_table_lock(f.lr);
 
-    lockfile_close(lr, getpid());
-    rmdir_all(dir);
-    free(dir);
+    close_fresh(&f);
 }
 
 static void t_readers_full(void)
 {
-    char *dir = mkdir_tmp();
-    lock_region *lr = NULL;
-    unsigned mr = 2;
-    int first;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
-    if (!lr)
-        return;
-    EXPECT_EQ(mr, 2);
     struct stat st;
-    stat(lockpath(dir), &st);
+    fresh f = open_fresh(2);
+    if (!f.lr)
+        return;
+    EXPECT_EQ(f.mr, 2);
+    stat(lockpath(f.dir), &st);
     EXPECT_EQ(st.st_size, 128 + 2 * 64);
     reader_slot *a, *b, *c;
-    EXPECT_EQ(readers_acquire(lr, getpid(), 1, &a), 0);
-    EXPECT_EQ(readers_acquire(lr, getpid(), 2, &b), 0);
+    EXPECT_EQ(readers_acquire(f.lr, getpid(), 1, &a), 0);
+    EXPECT_EQ(readers_acquire(f.lr, getpid(), 2, &b), 0);
     EXPECT(a != b);
-    EXPECT_EQ(readers_acquire(lr, getpid(), 3, &c), MDB_READERS_FULL);
-    EXPECT_EQ(lr->head->numreaders, 2);
+    EXPECT_EQ(readers_acquire(f.lr, getpid(), 3, &c), MDB_READERS_FULL);
+    EXPECT_EQ(f.lr->head->numreaders, 2);
     a->txnid = 5;
     b->txnid = 4;
-    EXPECT_EQ(readers_oldest(lr, 10), 4);
+    EXPECT_EQ(readers_oldest(f.lr, 10), 4);
     readers_release(b);
-    EXPECT_EQ(readers_oldest(lr, 10), 5);
-    EXPECT_EQ(readers_acquire(lr, getpid(), 3, &c), 0);
+    EXPECT_EQ(readers_oldest(f.lr, 10), 5);
+    EXPECT_EQ(readers_acquire(f.lr, getpid(), 3, &c), 0);
     EXPECT(c == b);
-    EXPECT_EQ(lr->head->numreaders, 2);
+    EXPECT_EQ(f.lr->head->numreaders, 2);
     /* Closing clears every slot of this pid. */
-    lockfile_close(lr, getpid());
-    mr = 2;
+    lockfile_close(f.lr, getpid());
+    f.mr = 2;
     pid_t p = fork(); /* hold the file open elsewhere so we join rather than re-init */
     if (p == 0) {
         lock_region *l2;
         unsigned m2 = 0;
         int f2;
-        int rc = lockfile_open(&l2, lockpath(dir), 0644, 0, &m2, &f2);
+        int rc = lockfile_open(&l2, lockpath(f.dir), 0644, 0, &m2, &f2);
         _exit(rc == 0 && f2 == 1 && l2->slots[0].pid == 0 && l2->slots[1].pid == 0 ? 0 : 1);
     }
     EXPECT_EQ(reap(p), 0);
-    rmdir_all(dir);
-    free(dir);
+    rmdir_all(f.dir);
 }
 
 static int child_spoiler(const char *dir, int report)
@@ -599,9 +607,7 @@ static void t_bad_magic_or_format(void)
 {
     char *dir = mkdir_tmp();
     child c = fork_ours(child_spoiler, dir);
-    char line[32];
-    read_out(c.out, line, sizeof line, 1);
-    EXPECT(strcmp(line, "format\n") == 0);
+    EXPECT(says(c, "format\n"));
     lock_region *lr = NULL;
     unsigned mr = 0;
     int first;
@@ -617,7 +623,6 @@ static void t_bad_magic_or_format(void)
     reap(c.pid);
     close(c.out);
     rmdir_all(dir);
-    free(dir);
 }
 
 /* Several processes claim and release slots and take the writer mutex concurrently:
@@ -626,14 +631,10 @@ static void t_bad_magic_or_format(void)
 static void t_concurrency(void)
 {
     enum { PROCS = 4, ITERS = 1500 };
-    char *dir = mkdir_tmp();
-    lock_region *lr = NULL;
-    unsigned mr = 126;
-    int first;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
-    if (!lr)
+    fresh f = open_fresh(126);
+    if (!f.lr)
         return;
-    EXPECT_EQ(lockfile_share(lr, 1), 0);
+    EXPECT_EQ(lockfile_share(f.lr, 1), 0);
     volatile long *counter = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
                                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     EXPECT(counter != MAP_FAILED);
@@ -645,7 +646,7 @@ static void t_concurrency(void)
             lock_region *l2 = NULL;
             unsigned m2 = 0;
             int f2, bad = 0;
-            if (lockfile_open(&l2, lockpath(dir), 0644, 0, &m2, &f2) ||
+            if (lockfile_open(&l2, lockpath(f.dir), 0644, 0, &m2, &f2) ||
                 readers_pidlock(l2, getpid()))
                 _exit(2);
             for (int i = 0; i < ITERS; i++) {
@@ -674,12 +675,10 @@ static void t_concurrency(void)
     for (int k = 0; k < PROCS; k++)
         EXPECT_EQ(reap(kids[k]), 0);
     EXPECT_EQ(*counter, PROCS * (ITERS / 10));
-    EXPECT(lr->head->numreaders <= PROCS);
-    EXPECT_EQ(readers_oldest(lr, 99999), 99999);
+    EXPECT(f.lr->head->numreaders <= PROCS);
+    EXPECT_EQ(readers_oldest(f.lr, 99999), 99999);
     munmap((void *)counter, 4096);
-    lockfile_close(lr, getpid());
-    rmdir_all(dir);
-    free(dir);
+    close_fresh(&f);
 }
 
 /* A read-only env on a read-only filesystem runs without locks; a writable one fails.
@@ -708,40 +707,27 @@ static void t_erofs(void)
     /* without a lock region the reader functions are harmless */
     EXPECT_EQ(readers_pidlock(NULL, getpid()), 0);
     EXPECT_EQ(readers_oldest(NULL, 42), 42);
-    int dead = -1;
-    EXPECT_EQ(readers_check(NULL, getpid(), &dead), 0);
-    EXPECT_EQ(dead, 0);
+    expect_swept(NULL, 0);
     rmdir_all(dir);
-    free(dir);
 }
 
 static void t_list_text(void)
 {
-    strbuf b = {.n = 0};
-    b.s[0] = 0;
-    readers_list(NULL, collect, &b);
+    strbuf b;
+    list_into(NULL, &b);
     EXPECT(strcmp(b.s, "(no reader locks)\n") == 0);
-    char *dir = mkdir_tmp();
-    lock_region *lr = NULL;
-    unsigned mr = 4;
-    int first;
-    EXPECT_EQ(lockfile_open(&lr, lockpath(dir), 0644, 0, &mr, &first), 0);
-    if (!lr)
+    fresh f = open_fresh(4);
+    if (!f.lr)
         return;
-    b.n = 0;
-    b.s[0] = 0;
-    readers_list(lr, collect, &b);
+    list_into(f.lr, &b);
     EXPECT(strcmp(b.s, "(no active readers)\n") == 0);
     reader_slot *s;
-    EXPECT_EQ(readers_acquire(lr, 4242, (pthread_t)0xabc, &s), 0);
+    EXPECT_EQ(readers_acquire(f.lr, 4242, (pthread_t)0xabc, &s), 0);
     s->txnid = 17;
-    b.n = 0;
-    b.s[0] = 0;
-    readers_list(lr, collect, &b);
+    list_into(f.lr, &b);
     EXPECT(strcmp(b.s, "    pid     thread     txnid\n      4242 abc 17\n") == 0);
-    lockfile_close(lr, 4242);
-    rmdir_all(dir);
-    free(dir);
+    lockfile_close(f.lr, 4242);
+    rmdir_all(f.dir);
 }
 
 int main(int argc, char **argv)

@@ -219,6 +219,16 @@ def corruptions(mdbcheck, src, work):
         shutil.copy(os.path.join(src, "data.mdb"), d)
         return d, Image(os.path.join(d, "data.mdb"))
 
+    def patch_dbrec(tag, db, field, fmt, change):
+        """A fresh copy `tag` in which one field (at offset `field`, struct format `fmt`) of
+        a DB record (db: a named DB, or None for the main DB's record in the meta) is
+        change(its value)."""
+        d, im = fresh(tag)
+        off = (im.named()[db] if db else im.dbrec_off(1)) + field
+        struct.pack_into(fmt, im.b, off, change(struct.unpack_from(fmt, im.b, off)[0]))
+        im.save()
+        return d
+
     # 1. flip a key byte in a branch page of the main DB
     d, im = fresh("branch-key")
     main_root = im.rec(im.dbrec_off(1))["root"]
@@ -267,38 +277,21 @@ def corruptions(mdbcheck, src, work):
     )
 
     # 5. wrong entry count in a named DB record
-    d, im = fresh("entries")
-    nm = im.named()
-    off = nm[b"intkey"] + 32
-    struct.pack_into("<Q", im.b, off, struct.unpack_from("<Q", im.b, off)[0] + 1)
-    im.save()
+    d = patch_dbrec("entries", b"intkey", 32, "<Q", lambda n: n + 1)
     expect("intkey entry count off by one", mdbcheck, d, {"count"}, must_db="intkey")
 
     # 6. wrong entry count in the main DB record of the meta
-    d, im = fresh("main-entries")
-    off = im.dbrec_off(1) + 32
-    struct.pack_into("<Q", im.b, off, struct.unpack_from("<Q", im.b, off)[0] - 1)
-    im.save()
+    d = patch_dbrec("main-entries", None, 32, "<Q", lambda n: n - 1)
     expect("main DB entry count off by one", mdbcheck, d, {"count"}, must_db="@main")
 
     # 7. wrong depth
-    d, im = fresh("depth")
-    nm = im.named()
-    struct.pack_into("<H", im.b, nm[b"dup"] + 6, 5)
-    im.save()
+    d = patch_dbrec("depth", b"dup", 6, "<H", lambda _: 5)
     expect("dup DB depth 5", mdbcheck, d, {"depth"}, must_db="dup")
 
     # 8. wrong page counts: a plain DB off by one; a DUPSORT DB below its own tree's pages
-    d, im = fresh("pages")
-    nm = im.named()
-    off = nm[b"revkey"] + 16
-    struct.pack_into("<Q", im.b, off, struct.unpack_from("<Q", im.b, off)[0] + 1)
-    im.save()
+    d = patch_dbrec("pages", b"revkey", 16, "<Q", lambda n: n + 1)
     expect("revkey leaf-page count off by one", mdbcheck, d, {"count"}, must_db="revkey")
-    d, im = fresh("dup-pages")
-    nm = im.named()
-    struct.pack_into("<Q", im.b, nm[b"dupfixed"] + 16, 0)
-    im.save()
+    d = patch_dbrec("dup-pages", b"dupfixed", 16, "<Q", lambda _: 0)
     expect("dupfixed leaf-page count 0", mdbcheck, d, {"count"}, must_db="dupfixed")
 
     # 9. two keys swapped in a leaf of 'plain' (order)
