@@ -84,6 +84,9 @@ class Lab:
         self.rec = Recorder(os.path.join(out, "results.jsonl"), size.name, size.entries)
         self._templates: dict[str, str] = {}
         self._seq = 0
+        self._step_instances: list[Instance] = []
+        self._step0 = (load._busy_jiffies(), _self_and_children_cpu())
+        self.rec.defaults = self._step_defaults
         os.makedirs(work, exist_ok=True)
 
     # -- progress and logs
@@ -138,9 +141,50 @@ class Lab:
     def maxsize(self) -> int:
         return max(1 << 30, self.size.entries * 8192)
 
+    def step_begin(self) -> None:
+        """A new measurement step: its CPU accounting and instances start here."""
+        self._step_instances = []
+        self._step0 = (load._busy_jiffies(), _self_and_children_cpu())
+
+    def _step_defaults(self) -> dict[str, Any]:
+        """Provenance for a row that does not measure it itself: the other processes' CPU
+        share since the step began (busy CPU less ours: this process, its reaped children,
+        and the live slapd servers of the step), the newest live slapd's CPU seconds and
+        peak RSS, and the used size of the newest database of the step."""
+        (busy0, total0), own0 = self._step0
+        busy1, total1 = load._busy_jiffies()
+        hz = os.sysconf("SC_CLK_TCK")
+        live = [i for i in self._step_instances if i.proc is not None and i.proc.poll() is None]
+        slapd_s = 0.0
+        for i in live:
+            try:
+                slapd_s += sum(i.cpu())
+            except OSError:
+                pass
+        own = _self_and_children_cpu() - own0 + slapd_s
+        total = max((total1 - total0) / hz, 1e-9)
+        out: dict[str, Any] = {
+            "other_cpu_share": max(0.0, min(1.0, ((busy1 - busy0) / hz - own) / total))
+        }
+        if live:
+            try:
+                u, s = live[-1].cpu()
+                out.update(slapd_user_s=u, slapd_sys_s=s, slapd_peak_rss_kb=live[-1].peak_rss_kb())
+            except OSError:
+                pass
+        for inst in reversed(self._step_instances):
+            if os.path.exists(os.path.join(inst.db, "data.mdb")):
+                try:
+                    out["db_used_bytes"] = used_bytes(inst.db)
+                except (OSError, LabError):
+                    pass
+                break
+        return out
+
     def instance(self, eng: Engine, tag: str, loaded: bool = True, **opts: Any) -> Instance:
         d = self.new_dir(tag)
         inst = Instance(d, eng, maxsize=self.maxsize, **opts)
+        self._step_instances.append(inst)
         if loaded:
             src = self.template(eng)
             for fn in ("data.mdb",):
@@ -656,6 +700,7 @@ def run(lab: Lab, names: list[str]) -> list[str]:
                 lab.say(f"{name} round {rnd + 1}/{lab.rounds} on {eng.name}")
                 t0 = time.monotonic()
                 ticker = _Ticker(lab, f"{name} round {rnd + 1} on {eng.name}")
+                lab.step_begin()
                 try:
                     fn(lab, eng, rnd)
                 except Exception as e:  # recorded, and the run goes on

@@ -15,6 +15,7 @@ import json
 import os
 import platform
 import sys
+from collections.abc import Callable
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -36,6 +37,8 @@ class Recorder:
             "kernel": platform.release(),
         }
         self.count = 0
+        # fields a row lacks are taken from the current step's measurements (Lab)
+        self.defaults: Callable[[], dict[str, Any]] | None = None
 
     def _write(self, row: dict[str, Any]) -> None:
         with open(self.path, "a") as f:
@@ -64,6 +67,8 @@ class Recorder:
             "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             **self.common,
         }
+        if self.defaults is not None:
+            row.update(self.defaults())
         row.update(extra)
         if "other_cpu_share" in row:
             row["busy"] = row["other_cpu_share"] > BUSY_SHARE

@@ -118,7 +118,12 @@ def test_rows_carry_their_provenance(smoke) -> None:
     mdb_versions = {x["engine_version"] for x in rows if x["engine"] == "mdb"}
     stock_versions = {x["engine_version"] for x in rows if x["engine"] == "stock"}
     assert mdb_versions and stock_versions and not (mdb_versions & stock_versions)
-    assert any("other_cpu_share" in x and "busy" in x for x in rows)
+    assert all("other_cpu_share" in x and "busy" in x for x in rows)
+    slapd_exps = {"table2", "table3", "table4", "table5", "table6", "syncrepl"}
+    for x in rows:
+        if x["experiment"] in slapd_exps | {"table1"}:
+            for field in ("slapd_user_s", "slapd_sys_s", "slapd_peak_rss_kb", "db_used_bytes"):
+                assert field in x, (field, x["experiment"], x["metric"])
     assert any(x.get("db_used_bytes", 0) > 0 for x in rows if x["experiment"] == "table1")
     assert any(x.get("slapd_user_s", -1) >= 0 for x in rows if x["experiment"] == "table4")
 
