@@ -302,10 +302,10 @@ def freelist_corrupted(pgno: int, msg: str) -> Error:
 
     where = "" if pgno == _U64_NONE else f"page {pgno}: "
     return CorruptedError(
-        f"freelist(): the free list does not hold up: {where}{msg}; run env.check()",
+        f"freelist(): the free list does not hold up: {where}{msg}",
         what="mdbcore_freelist_env",
         code=-30796,
-        reason=msg,
+        reason=f"{where}{msg}",
     )
 
 

@@ -165,7 +165,7 @@ def test_damaged_free_db_raises(core, tmp_path):
     struct.pack_into("=H", raw, root * psize + 12, psize + 2)  # lower past the page
     data_file.write_bytes(bytes(raw))
     env = core.open(str(path), readonly=True)
-    with pytest.raises(mdb.CorruptedError, match=rf"page {root}: .*run env.check\(\)"):
+    with pytest.raises(mdb.CorruptedError, match=rf"does not hold up: page {root}: "):
         env.freelist()
     env.close()
 
