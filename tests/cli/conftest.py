@@ -214,4 +214,3 @@ def full_env(tmp_path: Path, data: Data) -> Path:
 @pytest.fixture
 def printable_env(tmp_path: Path) -> Path:
     return fill(tmp_path / "printable", make_data(SEED + 1, printable=True))
-

@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from conftest import proc_env
 
 HOLD = textwrap.dedent(

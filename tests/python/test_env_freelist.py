@@ -62,7 +62,7 @@ def lmdb_view(path):
     txns: list[tuple[int, int, list[int]]] = []
     total = None
     for line in section.splitlines():
-        m = re.match(r"\s+(Tree depth|Branch pages|Leaf pages|Overflow pages|Entries): (\d+)$", line)
+        m = re.match(r"\s+(" + "|".join(_HEADER) + r"): (\d+)$", line)
         if m:
             head[_HEADER[m.group(1)]] = int(m.group(2))
             continue

@@ -1,9 +1,9 @@
 """``mdb-cli stat``: what LMDB's mdb_stat prints, in its layout, or as JSON.
 
 Sections, in mdb_stat's order: environment info (-e), reader table (-r), free list
-(-f, ``env.freelist()``, read by the mdb core's page walker), the main database (or -s NAME), then every
-named database (-a). As in mdb_stat, -r without -s, -a or -f leaves out the
-databases. The text layout follows mdb_stat line for line.
+(-f, ``env.freelist()``, read by the mdb core's page walker), the main database (or
+-s NAME), then every named database (-a). As in mdb_stat, -r without -s, -a or -f
+leaves out the databases. The text layout follows mdb_stat line for line.
 """
 
 from __future__ import annotations
@@ -76,9 +76,7 @@ def stat(
     environment = app.open_env(env, nosubdir=nosubdir, readonly=readers < 2)
     try:
         with app.engine_errors(env):
-            report = _collect(
-                app, environment, env, show_env, freelist, readers, all_dbs, name
-            )
+            report = _collect(app, environment, env, show_env, freelist, readers, all_dbs, name)
     finally:
         environment.close()
     if as_json:

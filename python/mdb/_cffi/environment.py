@@ -648,7 +648,6 @@ class Environment:
         finally:
             lib.mdbpy_check_free(rep)
 
-
     @_op
     def freelist(self) -> dict[str, Any]:
         """The free list of the current snapshot, read by the mdb core's checker walker."""
@@ -682,6 +681,7 @@ class Environment:
             return _common.freelist_dict(tuple(vals), txns)
         finally:
             lib.mdbpy_freelist_free(fl)
+
 
 # (at the end: transaction.py imports this module's Environment)
 from .transaction import Transaction  # noqa: E402
