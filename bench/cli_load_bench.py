@@ -25,7 +25,7 @@ Method:
 This is a measurement that prints figures, not a timed test.
 
 Usage:
-  PYTHONPATH=cli MDB_CLI_ENGINE=lmdb python bench/cli_load_bench.py [-n 1000000]
+  PYTHONPATH=cli python bench/cli_load_bench.py [-n 1000000]   (with mdb installed)
       [--order sorted|shuffled|both] [--tty] [--keep DIR]
 """
 

@@ -123,8 +123,7 @@ class App:
         ``map_size=0`` adopts the size recorded in the file (or LMDB's default for a
         new file), as LMDB's own tools do. ``max_readers`` sizes the reader table of
         an environment that nobody has open yet. ``max_map_size`` lets the map grow by
-        itself up to that size (the mdb engine only; callers check
-        ``engine.has_growing_map()``).
+        itself up to that size (the mdb core only; callers check ``engine.on_core()``).
         """
         if not create:
             self.check_env_path(path, nosubdir)
@@ -136,7 +135,7 @@ class App:
             except OSError as exc:
                 self.abort(f"{path}: cannot create the environment directory: {exc.strerror}")
         eng = self.engine
-        self.debug(f"opening {path} (engine {engine.name()}, readonly={readonly})")
+        self.debug(f"opening {path} (readonly={readonly})")
         try:
             return eng.open(
                 path,

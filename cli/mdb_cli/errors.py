@@ -10,8 +10,8 @@ Exit codes (documented in ``mdb-cli --help`` and docs/cli.md):
      the map is full, the environment is locked, ...
   2  usage: an unknown option, a missing argument, options that do not go together
 
-Engine exceptions are matched by class name so that the same table serves the
-``mdb`` package and py-lmdb (whose class names are the same).
+Engine exceptions are matched by class name (``mdb``'s classes, py-lmdb's names), so the
+table needs no import of the engine.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ Examples:
   mdb-cli dump -a ./db > db.dump         every named database, mdb_dump format
   mdb-cli load -f db.dump ./copy         load it into another environment
   mdb-cli copy --compact ./db ./backup   consistent, compacted copy
-  mdb-cli check ./db                     structural check (mdb engine only)
+  mdb-cli check ./db                     structural check
 
 \b
 Exit codes:
@@ -54,7 +54,6 @@ Exit codes:
 
 \b
 Environment variables:
-  MDB_CLI_ENGINE   mdb (default), lmdb (py-lmdb, for testing) or auto
   MDB_CLI_VERBOSE  same as -v
 """
 

@@ -281,6 +281,34 @@ def reader_dict(pid: int, thread: int, txnid: int, age: int, pages_held: int) ->
     }
 
 
+#: The free DB record's numbers in Environment.freelist()'s dict, in the order both
+#: backends hand them over (mdbcore_freelist's rec: depth, then the page counts, entries).
+FREELIST_NUMS = ("depth", "branch_pages", "leaf_pages", "overflow_pages", "entries")
+
+
+def freelist_dict(nums: tuple[int, ...], txns: list[tuple[int, list[int]]]) -> dict[str, Any]:
+    """Environment.freelist()'s dict: FREELIST_NUMS, ``free_pages`` (the total) and
+    ``txns`` [{"txnid": T, "pages": [pgno, ...]}] in key order, pages as stored."""
+    out: dict[str, Any] = dict(zip(FREELIST_NUMS, nums))
+    out["free_pages"] = sum(len(pages) for _t, pages in txns)
+    out["txns"] = [{"txnid": t, "pages": pages} for t, pages in txns]
+    return out
+
+
+def freelist_corrupted(pgno: int, msg: str) -> Error:
+    """The CorruptedError of a free DB that does not hold up (mdbcore_freelist_* gave
+    MDB_CORRUPTED and the first problem); ``pgno`` all ones means no particular page."""
+    from .errors import CorruptedError
+
+    where = "" if pgno == _U64_NONE else f"page {pgno}: "
+    return CorruptedError(
+        f"freelist(): the free list does not hold up: {where}{msg}",
+        what="mdbcore_freelist_env",
+        code=-30796,
+        reason=f"{where}{msg}",
+    )
+
+
 CHECK_NUMS = (
     "problems_total",
     "psize",

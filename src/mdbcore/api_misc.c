@@ -1,6 +1,7 @@
 /*
  * api_misc.c -- exported version, error text, comparators and reader-table functions,
- * and the structural checker's entry on a live environment (layer L7).
+ * and the entries of the structural checker and the free-list reader on a live environment
+ * (layer L7).
  */
 #include <stdio.h>
 #include <string.h>
@@ -68,6 +69,23 @@ int mdbcore_check_env(MDB_env *env, mdbcore_check_report *rep)
         return rc;
     }
     rc = mdbcore_check_txn(txn, rep);
+    mdb_txn_abort(txn);
+    return rc;
+}
+
+/* The free list of a fresh read txn (check.c reads it; opening the txn is the API's job). */
+int mdbcore_freelist_env(MDB_env *env, mdbcore_freelist *out)
+{
+    MDB_txn *txn = NULL;
+    if (!env || !out)
+        return EINVAL;
+    int rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+    if (rc) {
+        memset(out, 0, sizeof *out);
+        out->bad_pgno = P_INVALID;
+        return rc;
+    }
+    rc = mdbcore_freelist_txn(txn, out);
     mdb_txn_abort(txn);
     return rc;
 }

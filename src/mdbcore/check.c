@@ -530,33 +530,44 @@ int mdbcore_snapshot_from_metas(mdbcore_snapshot *in, int which)
 
 /* ---- engine entry points ---- */
 
-int mdbcore_check_txn(MDB_txn *txn, mdbcore_check_report *rep)
+/* The snapshot `txn` sees, as the walker's input: 0, EINVAL, or MDB_BAD_TXN for a write
+ * txn that changed pages (its tree is not in the map yet). */
+static int snapshot_of_txn(MDB_txn *txn, mdbcore_snapshot *in)
 {
-    if (!txn || !rep || !txn->env || !txn->env->map || !txn->dbs)
+    memset(in, 0, sizeof *in);
+    if (!txn || !txn->env || !txn->env->map || !txn->dbs)
         return EINVAL;
-    /* A write txn that changed pages has a tree the map does not show yet. */
     if (!(txn->flags & TXN_RDONLY) &&
-        ((txn->dirty && txn->dirty[0].pgno) || (txn->flags & TXN_DIRTY))) {
-        memset(rep, 0, sizeof *rep);
+        ((txn->dirty && txn->dirty[0].pgno) || (txn->flags & TXN_DIRTY)))
         return MDB_BAD_TXN;
-    }
     MDB_env *env = txn->env;
-    mdbcore_snapshot in;
-    memset(&in, 0, sizeof in);
-    in.map = env->map;
-    in.map_len = env->mapsize;
+    in->map = env->map;
+    in->map_len = env->mapsize;
     off_t fsz = 0;
     if (env->data_fd >= 0 && os_current->fsize(env->data_fd, &fsz) == 0)
-        in.file_size = (uint64_t)fsz;
+        in->file_size = (uint64_t)fsz;
     else
-        in.file_size = env->mapsize;
-    in.psize = env->psize;
-    in.txnid = txn->txnid;
-    in.next_pgno = txn->next_pgno;
-    if (in.next_pgno < 2 && env->metas[txn->txnid & 1])
-        in.next_pgno = env->metas[txn->txnid & 1]->last_pg + 1;
-    in.dbs[FREE_DBI] = txn->dbs[FREE_DBI];
-    in.dbs[MAIN_DBI] = txn->dbs[MAIN_DBI];
+        in->file_size = env->mapsize;
+    in->psize = env->psize;
+    in->txnid = txn->txnid;
+    in->next_pgno = txn->next_pgno;
+    if (in->next_pgno < 2 && env->metas[txn->txnid & 1])
+        in->next_pgno = env->metas[txn->txnid & 1]->last_pg + 1;
+    in->dbs[FREE_DBI] = txn->dbs[FREE_DBI];
+    in->dbs[MAIN_DBI] = txn->dbs[MAIN_DBI];
+    return 0;
+}
+
+int mdbcore_check_txn(MDB_txn *txn, mdbcore_check_report *rep)
+{
+    if (!rep)
+        return EINVAL;
+    mdbcore_snapshot in;
+    int src = snapshot_of_txn(txn, &in);
+    if (src) {
+        memset(rep, 0, sizeof *rep);
+        return src;
+    }
 
     /* Comparators of the handles open in this txn. */
     mdbcore_check_cmp *cmps = NULL;
@@ -583,6 +594,246 @@ int mdbcore_check_txn(MDB_txn *txn, mdbcore_check_report *rep)
     int rc = mdbcore_check_snapshot(&in, rep);
     free(cmps);
     return rc;
+}
+
+/* ---- the free list (mdbcore.h section 2b): the walker over the free DB only ---- */
+
+#define FL_STOP (-2) /* the walk reached the main DB: the free DB is done */
+
+typedef struct fl_reader {
+    mdbcore_freelist *out;
+    int bad;             /* a problem was found in the free DB */
+    int oom;
+    pgno_t *seen;        /* open-addressing set of reached pages (0 = empty slot) */
+    size_t seen_cap, seen_n;
+    size_t rec_cap, page_cap;
+    size_t *offs;        /* per record: index of its first page in out->pages */
+} fl_reader;
+
+static void fl_problem_at(fl_reader *f, pgno_t pgno, const char *msg)
+{
+    if (f->bad++)
+        return;
+    f->out->bad_pgno = pgno;
+    snprintf(f->out->bad_msg, sizeof f->out->bad_msg, "%s", msg);
+}
+
+/* Add pgno to the reached set: 1 if it was new, 0 if reached before, -1 out of memory. */
+static int fl_seen_add(fl_reader *f, pgno_t pg)
+{
+    if (2 * (f->seen_n + 1) > f->seen_cap) {
+        size_t cap = f->seen_cap ? 2 * f->seen_cap : 64;
+        pgno_t *ns = calloc(cap, sizeof *ns);
+        if (!ns)
+            return -1;
+        for (size_t i = 0; i < f->seen_cap; i++) {
+            pgno_t v = f->seen[i];
+            if (!v)
+                continue;
+            size_t h = (size_t)(v * 0x9E3779B97F4A7C15ull) & (cap - 1);
+            while (ns[h])
+                h = (h + 1) & (cap - 1);
+            ns[h] = v;
+        }
+        free(f->seen);
+        f->seen = ns;
+        f->seen_cap = cap;
+    }
+    size_t h = (size_t)(pg * 0x9E3779B97F4A7C15ull) & (f->seen_cap - 1);
+    while (f->seen[h]) {
+        if (f->seen[h] == pg)
+            return 0;
+        h = (h + 1) & (f->seen_cap - 1);
+    }
+    f->seen[h] = pg; /* the walker hands out pages >= 2 only, so 0 stays "empty" */
+    f->seen_n++;
+    return 1;
+}
+
+static int fl_page(void *ctx, const walk_tree *t, const walk_page *p)
+{
+    fl_reader *f = ctx;
+    if (t->kind != WALK_FREE)
+        return FL_STOP;
+    int r = fl_seen_add(f, p->pgno);
+    if (r < 0) {
+        f->oom = 1;
+        return -ENOMEM;
+    }
+    if (r == 0) {
+        fl_problem_at(f, p->pgno, "free DB page reached a second time");
+        return 1;
+    }
+    return 0;
+}
+
+static void fl_walk_problem(void *ctx, const walk_tree *t, pgno_t pgno, int code,
+                            const char *msg)
+{
+    (void)code;
+    if (t->kind == WALK_FREE)
+        fl_problem_at(ctx, pgno, msg);
+}
+
+static int fl_leaf(void *ctx, const walk_tree *t, pgno_t pgno, const MDB_val *key,
+                   const MDB_val *data, unsigned node_flags)
+{
+    fl_reader *f = ctx;
+    mdbcore_freelist *out = f->out;
+    char msg[160];
+    (void)node_flags;
+    if (t->kind != WALK_FREE)
+        return FL_STOP;
+    if (key->mv_size != sizeof(txnid_t)) {
+        snprintf(msg, sizeof msg, "free record key of %zu bytes", key->mv_size);
+        fl_problem_at(f, pgno, msg);
+        return 0;
+    }
+    txnid_t id;
+    memcpy(&id, key->mv_data, sizeof id);
+    if (!data) {
+        snprintf(msg, sizeof msg, "free record %llu cannot be read", (unsigned long long)id);
+        fl_problem_at(f, pgno, msg);
+        return 0;
+    }
+    if (data->mv_size < sizeof(pgno_t) || data->mv_size % sizeof(pgno_t)) {
+        snprintf(msg, sizeof msg, "free record %llu of %zu bytes", (unsigned long long)id,
+                 data->mv_size);
+        fl_problem_at(f, pgno, msg);
+        return 0;
+    }
+    const uint8_t *d = data->mv_data;
+    uint64_t count;
+    memcpy(&count, d, 8);
+    uint64_t room = data->mv_size / 8 - 1;
+    if (count > room) {
+        snprintf(msg, sizeof msg, "free record %llu: count %llu but room for %llu",
+                 (unsigned long long)id, (unsigned long long)count, (unsigned long long)room);
+        fl_problem_at(f, pgno, msg);
+        return 0;
+    }
+    if (f->bad)
+        return 0; /* keep walking for nothing but the first problem's report */
+    if (out->nrecords == f->rec_cap) {
+        size_t cap = f->rec_cap ? 2 * f->rec_cap : 16;
+        mdbcore_free_record *nr = realloc(out->records, cap * sizeof *nr);
+        size_t *no = nr ? realloc(f->offs, cap * sizeof *no) : NULL;
+        if (nr)
+            out->records = nr;
+        if (!no) {
+            f->oom = 1;
+            return -ENOMEM;
+        }
+        f->offs = no;
+        f->rec_cap = cap;
+    }
+    size_t have = (size_t)out->free_pages;
+    if (have + count > f->page_cap) {
+        size_t cap = f->page_cap ? f->page_cap : 64;
+        while (cap < have + count)
+            cap *= 2;
+        pgno_t *np = realloc(out->pages, cap * sizeof *np);
+        if (!np) {
+            f->oom = 1;
+            return -ENOMEM;
+        }
+        out->pages = np;
+        f->page_cap = cap;
+    }
+    if (count)
+        memcpy(out->pages + have, d + 8, (size_t)count * sizeof(pgno_t));
+    mdbcore_free_record *r = &out->records[out->nrecords];
+    r->txnid = id;
+    r->npages = (size_t)count;
+    r->pages = NULL;
+    f->offs[out->nrecords++] = have;
+    out->free_pages += count;
+    return 0;
+}
+
+int mdbcore_freelist_snapshot(const mdbcore_snapshot *in, mdbcore_freelist *out)
+{
+    if (!out)
+        return EINVAL;
+    memset(out, 0, sizeof *out);
+    out->bad_pgno = P_INVALID;
+    if (!in || !in->map || !psize_ok(in->psize) || in->next_pgno < 2)
+        return EINVAL;
+    out->txnid = in->txnid;
+    out->rec = in->dbs[FREE_DBI];
+    size_t readable = in->map_len;
+    if (in->file_size < readable)
+        readable = (size_t)in->file_size;
+    readable -= readable % in->psize;
+
+    fl_reader f;
+    memset(&f, 0, sizeof f);
+    f.out = out;
+    walk_input wi;
+    memset(&wi, 0, sizeof wi);
+    wi.map = in->map;
+    wi.readable = readable;
+    wi.psize = in->psize;
+    wi.next_pgno = in->next_pgno;
+    wi.dbs[FREE_DBI] = in->dbs[FREE_DBI];
+    /* the main DB is not wanted: an empty record ends the walk after the free DB */
+    wi.dbs[MAIN_DBI].root = P_INVALID;
+    wi.check_keys = 1;
+    walk_visitor v = {&f, fl_page, fl_leaf, fl_walk_problem, NULL, NULL};
+    int wr = walk_snapshot(&wi, &v);
+    free(f.seen);
+    if (!f.oom && wr != -ENOMEM && !f.bad && out->rec.entries != out->nrecords) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "free DB record has %llu entries, found %zu",
+                 (unsigned long long)out->rec.entries, out->nrecords);
+        fl_problem_at(&f, out->rec.root, msg);
+    }
+    int rc = 0;
+    if (f.oom || wr == -ENOMEM)
+        rc = ENOMEM;
+    else if (f.bad)
+        rc = MDB_CORRUPTED;
+    else if (wr < 0 && wr != FL_STOP)
+        rc = EINVAL;
+    if (rc) {
+        free(f.offs);
+        free(out->records);
+        free(out->pages);
+        out->records = NULL;
+        out->pages = NULL;
+        out->nrecords = 0;
+        out->free_pages = 0;
+        return rc;
+    }
+    for (size_t i = 0; i < out->nrecords; i++)
+        out->records[i].pages = out->pages + f.offs[i];
+    free(f.offs);
+    return 0;
+}
+
+int mdbcore_freelist_txn(MDB_txn *txn, mdbcore_freelist *out)
+{
+    if (!out)
+        return EINVAL;
+    mdbcore_snapshot in;
+    int rc = snapshot_of_txn(txn, &in);
+    if (rc) {
+        memset(out, 0, sizeof *out);
+        out->bad_pgno = P_INVALID;
+        return rc;
+    }
+    return mdbcore_freelist_snapshot(&in, out);
+}
+
+void mdbcore_freelist_free(mdbcore_freelist *fl)
+{
+    if (!fl)
+        return;
+    free(fl->records);
+    free(fl->pages);
+    fl->records = NULL;
+    fl->pages = NULL;
+    fl->nrecords = 0;
 }
 
 /* ---- printing ---- */

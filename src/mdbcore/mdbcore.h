@@ -6,6 +6,7 @@
  *  2. The structural checker (walk.c, check.c): verifies a snapshot of data.mdb from its
  *     raw bytes -- page accounting, key order, tree shape, record counts -- and returns a
  *     structured report.  It never trusts a byte of the file, so it can run on fuzzed input.
+ *     2b. The free list of a snapshot, read by the same walker.
  *
  * None of these names is exported from libmdbcore.so (exports.map lists only LMDB's 56
  * functions).  Tests link build/libmdbcore.a, or build/libmdbcore-test.so whose version
@@ -243,6 +244,43 @@ int mdbcore_check_report_print(const mdbcore_check_report *rep, MDB_msg_func *fu
  * dbs (map, map_len and file_size must already be set).  `which` (-1 = newest) forces meta
  * 0 or 1.  Returns 0, MDB_INVALID (no valid meta) or MDB_VERSION_MISMATCH. */
 int mdbcore_snapshot_from_metas(mdbcore_snapshot *in, int which);
+
+/* ====================================================================================
+ * 2b. The free list of a snapshot, read with the checker's walker (check.c): the free DB's
+ *    record as stored and, per record in key order, the txn that freed the pages and the
+ *    page numbers as stored (descending).  Like the checker it never trusts the file: a
+ *    free-DB page, node or record that does not hold up stops the read with MDB_CORRUPTED
+ *    and the first such problem in bad_pgno / bad_msg.  Only the free DB is walked.
+ * ==================================================================================== */
+typedef struct mdbcore_free_record {
+    txnid_t txnid;  /* the record's key: the txn that freed these pages */
+    size_t npages;
+    pgno_t *pages;  /* npages page numbers as stored; points into the list's one buffer */
+} mdbcore_free_record;
+
+typedef struct mdbcore_freelist {
+    txnid_t txnid;             /* the snapshot's txnid */
+    db_record rec;             /* FREE_DBI's record (depth, page counts, entries) as stored */
+    uint64_t free_pages;       /* sum of npages over the records */
+    mdbcore_free_record *records; /* in key order, malloc'd */
+    size_t nrecords;
+    pgno_t *pages;             /* one malloc'd buffer behind every record's pages */
+    pgno_t bad_pgno;           /* MDB_CORRUPTED: the page of the first problem, or P_INVALID */
+    char bad_msg[160];         /* MDB_CORRUPTED: what was wrong, else "" */
+} mdbcore_freelist;
+
+/* Read the free list of a snapshot (map, map_len, file_size, psize, next_pgno, txnid and
+ * dbs are used).  Returns 0, MDB_CORRUPTED (the free DB does not hold up; *out has the
+ * problem, no records), EINVAL or ENOMEM.  *out must be released with mdbcore_freelist_free
+ * in every case. */
+int mdbcore_freelist_snapshot(const mdbcore_snapshot *in, mdbcore_freelist *out);
+/* The free list of the snapshot seen by `txn` (a read txn, or a write txn before it wrote
+ * anything: a write txn with dirty pages gets MDB_BAD_TXN). */
+int mdbcore_freelist_txn(MDB_txn *txn, mdbcore_freelist *out);
+/* Begin a read txn on `env`, read its free list, abort it (MDB_BAD_RSLOT as for
+ * mdbcore_check_env). */
+int mdbcore_freelist_env(MDB_env *env, mdbcore_freelist *out);
+void mdbcore_freelist_free(mdbcore_freelist *fl);
 
 /* ====================================================================================
  * 3. Mutation switch (test-only): deliberately broken behaviour, to prove that the crash

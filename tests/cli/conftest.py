@@ -4,11 +4,11 @@
   apart) and returns the Result.
 - ``cli_proc``: runs ``python -m mdb_cli`` as a real process (round trips, ttys).
 - ``envs``: builds environments with binary keys and values through the engine the
-  CLI uses (mdb, or py-lmdb with MDB_CLI_ENGINE=lmdb): plain, dupsort, integer-key
-  and dupfixed/integerdup databases, seeded so every run builds the same bytes.
+  CLI uses (mdb): plain, dupsort, integer-key and dupfixed/integerdup databases,
+  seeded so every run builds the same bytes.
 - ``tool``: the path of a real LMDB tool (mdb_dump, ...), or the test is skipped.
 
-Run: PYTHONPATH=cli MDB_CLI_ENGINE=lmdb python -m pytest tests/cli -q
+Run (with the mdb package installed): python -m pytest tests/cli -q
 """
 
 from __future__ import annotations
@@ -37,11 +37,7 @@ SEED = int(os.environ.get("MDB_CLI_TEST_SEED", "20240601"))
 
 
 def pytest_report_header(config: Any) -> str:
-    try:
-        name = engine.name()
-    except engine.EngineUnavailable as exc:
-        name = f"unavailable ({exc})"
-    return f"mdb-cli engine: {name}; seed {SEED} (MDB_CLI_TEST_SEED)"
+    return f"mdb-cli {engine.version_text()}; seed {SEED} (MDB_CLI_TEST_SEED)"
 
 
 @pytest.fixture
@@ -218,11 +214,3 @@ def full_env(tmp_path: Path, data: Data) -> Path:
 @pytest.fixture
 def printable_env(tmp_path: Path) -> Path:
     return fill(tmp_path / "printable", make_data(SEED + 1, printable=True))
-
-
-@pytest.fixture(autouse=True)
-def _fresh_engine_choice() -> Iterable[None]:
-    """Tests that change MDB_CLI_ENGINE must not leak the cached choice."""
-    saved = (engine._engine, engine._name)
-    yield
-    engine._engine, engine._name = saved

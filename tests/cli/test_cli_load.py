@@ -315,8 +315,8 @@ def test_integerkey_append_uses_native_order(run, tmp_path: Path) -> None:
     )
     res = load_integerkey(run, tmp_path, lines)
     assert res.exit_code == 0, res.stderr
-    # one batch into an empty database: bulk-loaded by the mdb engine, appended by py-lmdb
-    assert ("bulk mode" if engine.name() == "mdb" else "append mode") in res.stderr
+    # one batch into an empty database: bulk-loaded (on the mdb core), else appended
+    assert ("bulk mode" if engine.on_core() else "append mode") in res.stderr
     assert [k for k, _ in read_db(tmp_path / "e", b"i")] == keys
 
 
@@ -341,7 +341,7 @@ def load_into_256k(run: Any, tmp_path: Path, *opts: str, verbose: bool = False) 
     return run(*args, input=lines)
 
 
-@pytest.mark.skipif(not engine.has_growing_map(), reason="a growing map needs the mdb core")
+@pytest.mark.skipif(not engine.on_core(), reason="a growing map needs the mdb core")
 def test_mdb_map_grows_in_place_without_retrying(run, tmp_path: Path) -> None:
     # 3,000 records of 500 bytes in one batch into a 256 KiB map: no map-full retry (the
     # debug log would say "map full at"), and the grown size is in the file
@@ -357,8 +357,23 @@ def test_mdb_map_grows_in_place_without_retrying(run, tmp_path: Path) -> None:
 def test_map_full_without_grow_says_what_size_to_ask_for(run, tmp_path: Path) -> None:
     res = load_into_256k(run, tmp_path, "--no-grow")
     assert res.exit_code == 1
+    assert res.stderr.count("\n") == 1
     assert "the map is full at 262144 bytes" in res.stderr
-    assert "--map-size 524288" in res.stderr
+    assert "nothing of that batch was committed" in res.stderr
+    assert "load again with --map-size 524288 (or --grow)" in res.stderr
+
+
+@pytest.mark.skipif(not engine.on_core(), reason="a growing map needs the mdb core")
+def test_map_full_at_the_grow_bound_stops_the_load(run, tmp_path: Path, monkeypatch) -> None:
+    # no doubling and retrying any more: a map full at the bound ends the load
+    from mdb_cli.commands import load as load_cmd
+
+    monkeypatch.setattr(load_cmd, "GROW_BOUND", 256 * 1024)
+    res = load_into_256k(run, tmp_path, "--batch-size", "0")
+    assert res.exit_code == 1
+    assert "the map is full at 262144 bytes" in res.stderr
+    assert "--grow lets it grow to 256.0 KiB at most" in res.stderr
+    assert not (tmp_path / "e" / "data.mdb").exists() or read_db(tmp_path / "e") == []
 
 
 def test_header_database_wins_over_s_like_mdb_load(run, full_env: Path, tmp_path: Path) -> None:
@@ -471,7 +486,7 @@ def test_wrong_format_gets_a_hint(run, tmp_path: Path) -> None:
     assert res.exit_code == 1 and "use -T" in res.stderr
 
 
-@pytest.mark.skipif(engine.name() != "mdb", reason="bulk loading needs the mdb engine")
+@pytest.mark.skipif(not engine.on_core(), reason="bulk loading needs the mdb core")
 def test_sorted_input_into_an_empty_database_is_bulk_loaded(run, tmp_path: Path) -> None:
     lines = b"".join(b'{"key":"k%05d","value":"v%d"}\n' % (i, i) for i in range(5000))
     res = run("load", "--format", "jsonl", "--batch-size", "0", str(tmp_path / "a"), input=lines)

@@ -1,4 +1,4 @@
-"""The root group (cli/mdb_cli/main.py), the engine adapter and the error contract."""
+"""The root group (cli/mdb_cli/main.py), the engine import and the error contract."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ def test_version(run) -> None:
     assert res.exit_code == 0
     lines = res.stdout.splitlines()
     assert lines[0] == f"mdb-cli {__version__}"
-    assert lines[1].startswith(f"engine: {engine.name()}")
+    import mdb
+
+    assert lines[1] == f"engine: mdb {mdb.__version__} (LMDB API 0.9.{mdb.version()[2]})"
 
 
 def test_help_lists_commands_and_exit_codes(run) -> None:
@@ -25,7 +27,7 @@ def test_help_lists_commands_and_exit_codes(run) -> None:
     for name in COMMANDS:
         assert f"  {name} " in out
     assert "Exit codes:" in out and "2  usage error" in out
-    assert "MDB_CLI_ENGINE" in out
+    assert "MDB_CLI_VERBOSE" in out and "MDB_CLI_ENGINE" not in out
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))
@@ -60,27 +62,27 @@ def test_commands_load_lazily() -> None:
     assert out[-1] == "False"
 
 
-def test_engine_choice_errors(monkeypatch, run, tmp_path: Path) -> None:
+def test_engine_is_mdb_whatever_the_environment_says(monkeypatch, run, tmp_path: Path) -> None:
+    # the old MDB_CLI_ENGINE switch (py-lmdb) is gone: the variable changes nothing
+    import mdb
+
     env = put_main(tmp_path / "e", [(b"k", b"v")])
     monkeypatch.setattr(engine, "_engine", None)
-    monkeypatch.setenv("MDB_CLI_ENGINE", "bogus")
+    monkeypatch.setenv("MDB_CLI_ENGINE", "lmdb")
     res = run("dump", str(env))
-    assert res.exit_code == 1
-    assert res.stderr == (
-        "mdb-cli: error: MDB_CLI_ENGINE='bogus' is not understood; use mdb, lmdb or auto\n"
-    )
+    assert res.exit_code == 0, res.stderr
+    assert engine.get() is mdb
 
 
 def test_missing_mdb_is_one_clear_line(monkeypatch, run, tmp_path: Path) -> None:
     env = put_main(tmp_path / "e", [(b"k", b"v")])
     monkeypatch.setattr(engine, "_engine", None)
-    monkeypatch.setenv("MDB_CLI_ENGINE", "mdb")
     monkeypatch.setitem(sys.modules, "mdb", None)  # import mdb -> ImportError
     res = run("dump", str(env))
     assert res.exit_code == 1
     assert res.stderr.count("\n") == 1
     assert "the mdb package cannot be imported" in res.stderr
-    assert "MDB_CLI_ENGINE=lmdb" in res.stderr
+    assert "pip install ." in res.stderr
 
 
 def test_unexpected_error_is_one_line_and_v_shows_traceback(monkeypatch, run, tmp_path) -> None:

@@ -1,8 +1,8 @@
 """``mdb-cli check``: run the engine's structural checker and report.
 
-The checker is the mdb engine's ``env.check()`` (one page walker that also feeds
-stat and compacting copy). This module only renders its report; the report's
-shape is documented in docs/cli.md and checked by :func:`normalize_report`.
+The checker is the mdb core's, through ``env.check()`` (the page walker that also reads
+the free list for ``stat -f``). This module only renders its report; the printed shape
+is documented in docs/cli.md and made by :func:`normalize_report`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 
-from mdb_cli import engine
 from mdb_cli.context import App
 from mdb_cli.output import echo_json
 
@@ -21,8 +20,6 @@ Walks every page reachable from the two meta pages: every database's tree,
 overflow pages and the free list. It prints a summary (pages by kind, free and
 leaked pages, depth and entries per database) and exits with code 1 and the
 location of every problem when the file is damaged.
-
-Needs the mdb engine (env.check()); with MDB_CLI_ENGINE=lmdb it is not run.
 
 \b
 Examples:
@@ -42,12 +39,6 @@ _DB_FIELDS = ("depth", "entries", "branch_pages", "leaf_pages", "overflow_pages"
 def check(app: App, env: str, nosubdir: bool, as_json: bool) -> None:
     environment = app.open_env(env, nosubdir=nosubdir, readonly=True)
     try:
-        if not engine.has_check(environment):
-            app.abort(
-                f"check was not run: this {engine.name()} engine has no structural checker "
-                "(it needs env.check() from an mdb build on the mdb core, not on the "
-                "system liblmdb)"
-            )
         with app.engine_errors(env):
             report = normalize_report(environment.check())
     finally:
@@ -64,95 +55,52 @@ def check(app: App, env: str, nosubdir: bool, as_json: bool) -> None:
         )
 
 
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
 #: "no page" in the core's problem records (P_INVALID, all ones)
-_NO_PAGE = (1 << 64) - 1, (1 << 32) - 1
+_NO_PAGE = (1 << 64) - 1
 
 
-def _name(value: Any) -> Any:
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    if value in (None, "@main"):
-        return None
-    return value
-
-
-def normalize_report(raw: Any) -> dict[str, Any]:
-    """The checker's report as plain data.
-
-    Accepts a dict or an object with attributes, in either of two shapes:
-    - nested (docs/cli.md): ``pages`` {meta, branch, leaf, overflow, freelist, free,
-      leaked, total}, ``databases`` [{name, depth, entries, *_pages}], ``problems``
-      [{page, database, message}];
-    - flat, as the core's mdbcore_check_report: ``psize``, ``next_pgno``, ``txnid``,
-      ``meta_pages``, ``branch_pages``, ``leaf_pages``, ``overflow_pages``,
-      ``free_pages``, ``leaked_pages``, ``dbs`` (with "@free" and "@main"),
-      ``problems`` [{pgno, code, db, msg}], ``problems_total``.
-    """
-    pages_raw = _get(raw, "pages")
-    dbs_raw = list(_get(raw, "databases", None) or _get(raw, "dbs", None) or [])
+def normalize_report(raw: dict[str, Any]) -> dict[str, Any]:
+    """``env.check()``'s report (docs/python.md: the core's mdbcore_check_report as a
+    dict) in the shape ``check`` prints and ``--json`` writes (docs/cli.md):
+    ``pages`` {meta, branch, leaf, overflow, freelist, free, leaked, total, and twice /
+    free_and_used when not 0}, ``databases`` [{name, depth, entries, *_pages}] with the
+    main DB first, ``problems`` [{page, database, kind, message}], ``problems_total``."""
     freelist_pages = 0
     dbs = []
-    for d in dbs_raw:
-        name = _get(d, "name")
-        if isinstance(name, bytes):
-            name = name.decode("utf-8", "replace")
-        row = {f: int(_get(d, f, 0) or 0) for f in _DB_FIELDS}
-        if name == "@free":
+    for d in raw["dbs"]:
+        row = {f: int(d[f]) for f in _DB_FIELDS}
+        if d["name"] == "@free":
             freelist_pages = row["branch_pages"] + row["leaf_pages"] + row["overflow_pages"]
             continue
-        dbs.append({"name": _name(name), **row})
+        dbs.append({"name": None if d["name"] == "@main" else d["name"], **row})
     dbs.sort(key=lambda d: d["name"] is not None)  # the main DB first, then in key order
-    if pages_raw is not None:
-        pages = {k: int(_get(pages_raw, k, 0) or 0) for k in _PAGE_KINDS}
-        pages["total"] = int(_get(pages_raw, "total", 0) or 0)
-    else:
-        pages = {
-            "meta": int(_get(raw, "meta_pages", 0) or 0),
-            "branch": int(_get(raw, "branch_pages", 0) or 0),
-            "leaf": int(_get(raw, "leaf_pages", 0) or 0),
-            "overflow": int(_get(raw, "overflow_pages", 0) or 0),
-            "freelist": freelist_pages,
-            "free": int(_get(raw, "free_pages", 0) or 0),
-            "leaked": int(_get(raw, "leaked_pages", 0) or 0),
-            "total": int(_get(raw, "next_pgno", 0) or 0),
+    pages = {
+        "meta": raw["meta_pages"],
+        "branch": raw["branch_pages"],
+        "leaf": raw["leaf_pages"],
+        "overflow": raw["overflow_pages"],
+        "freelist": freelist_pages,
+        "free": raw["free_pages"],
+        "leaked": raw["leaked_pages"],
+        "total": raw["next_pgno"],
+    }
+    for extra in ("twice_pages", "free_and_used"):
+        if raw[extra]:
+            pages[extra.replace("_pages", "")] = raw[extra]
+    problems = [
+        {
+            "page": None if p["pgno"] == _NO_PAGE else p["pgno"],
+            "database": p["db"] or None,
+            "kind": str(p["code"]),
+            "message": p["msg"],
         }
-        for extra in ("twice_pages", "free_and_used"):
-            if _get(raw, extra):
-                pages[extra.replace("_pages", "")] = int(_get(raw, extra))
-    problems: list[dict[str, Any]] = []
-    for p in _get(raw, "problems", []) or []:
-        if isinstance(p, str):
-            problems.append({"page": None, "database": None, "kind": None, "message": p})
-            continue
-        page = _get(p, "page", _get(p, "pgno"))
-        if page is not None and int(page) in _NO_PAGE:
-            page = None
-        db = _get(p, "database", _get(p, "db"))
-        if isinstance(db, bytes):
-            db = db.decode("utf-8", "replace")
-        if db == "":
-            db = None
-        kind = _get(p, "kind", _get(p, "code"))
-        problems.append(
-            {
-                "page": None if page is None else int(page),
-                "database": db,
-                "kind": None if kind is None else str(kind),
-                "message": str(_get(p, "message", None) or _get(p, "msg", "") or ""),
-            }
-        )
-    total = _get(raw, "problems_total")
-    total = len(problems) if total is None else max(int(total), len(problems))
+        for p in raw["problems"]
+    ]
+    total = max(raw["problems_total"], len(problems))
     return {
         "ok": total == 0,
-        "txnid": _get(raw, "txnid"),
-        "page_size": _get(raw, "page_size", _get(raw, "psize")),
+        "txnid": raw["txnid"],
+        "page_size": raw["psize"],
         "pages": pages,
         "databases": dbs,
         "problems": problems,

@@ -10,12 +10,11 @@ How a load runs:
   record out of order turns it off for the rest of the load.
 - When the target database is empty (and not DUPSORT) and the first batch is in its
   order, that batch is bulk-loaded: the engine builds its pages bottom-up
-  (``Transaction.load_sorted``, the mdb engine only). With ``--batch-size 0`` that is
-  the whole load.
-- With --grow (the default) and the mdb engine the map grows by itself, in place, up
-  to GROW_BOUND (``max_map_size``, docs/beyond.md). With py-lmdb, or past that bound,
-  when the map fills up the batch is rolled back, the map is doubled and the batch is
-  written again (unless --no-grow).
+  (``Transaction.load_sorted``, the mdb core). With ``--batch-size 0`` that is the
+  whole load.
+- With --grow (the default) the map grows by itself, in place, up to GROW_BOUND
+  (``max_map_size``, docs/beyond.md). A map that is full (with --no-grow, or at that
+  bound) stops the load; nothing of the batch in progress is kept.
 """
 
 from __future__ import annotations
@@ -104,8 +103,7 @@ _DB_FLAG_CHOICES = {
     "--grow/--no-grow",
     default=True,
     show_default=True,
-    help="Let the map grow when it is full (mdb: in place, by itself; py-lmdb: double it "
-    "and retry the batch).",
+    help="Let the map grow by itself, in place, when it is full.",
 )
 @click.option(
     "--db-flag",
@@ -226,7 +224,7 @@ def _open_target(
     app: App, path: str, nosubdir: bool, map_size: int, maxreaders: Optional[int], grow: bool
 ) -> Any:
     bound = None
-    if grow and engine.has_growing_map():
+    if grow and engine.on_core():
         bound = max(GROW_BOUND, map_size)
     return app.open_env(
         path,
@@ -279,8 +277,6 @@ class Loader:
         app, env = self.app, self.env
         eng = app.engine
         kwargs = {k: True for k, v in flags.items() if v}
-        if kwargs.get("reverse_dup") and engine.name() == "lmdb":
-            app.abort("reversedup databases need the mdb engine (py-lmdb cannot create them)")
         if name is None and kwargs:
             kwargs_text = ", ".join(sorted(kwargs))
             try:
@@ -304,9 +300,7 @@ class Loader:
                 )
             app.abort(f"{self.path}: cannot open database {name!r}: {exc}")
         wanted = {k: bool(flags.get(k)) for k in engine.FLAG_NAMES}
-        if any(
-            wanted[k] != have[k] for k in wanted if k != "reverse_dup" or engine.name() == "mdb"
-        ):
+        if any(wanted[k] != have[k] for k in wanted):
             diff = ", ".join(f"{k}={int(have[k])}" for k in have if wanted[k] != have[k])
             app.warn(
                 f"database {name or '(main)'!r} already exists with other flags ({diff}); "
@@ -432,11 +426,11 @@ class Loader:
         eng = app.engine
         overwrite = not (self.no_overwrite and not dupsort)
         dupdata = not (self.no_overwrite and dupsort)
-        bulk = bulk and append
+        bulk = bulk and append and engine.on_core()
         while True:
             txn = app.begin_write(env, self.path)
             try:
-                if bulk and hasattr(txn, "load_sorted"):
+                if bulk:
                     try:
                         added = txn.load_sorted(batch, db=db)
                     except eng.KeyExistsError:
@@ -459,15 +453,17 @@ class Loader:
             except eng.MapFullError:
                 txn.abort()
                 size = env.info()["map_size"]
-                if not self.grow:
-                    app.abort(
-                        f"{self.path}: the map is full at {size} bytes ({human_size(size)}) "
-                        f"while loading lines {first_line}-{last_line}; nothing of that batch "
-                        f"was committed; load again with --map-size {2 * size} (or --grow)"
+                if self.grow and engine.on_core():
+                    advice = f"--grow lets it grow to {human_size(GROW_BOUND)} at most"
+                else:
+                    advice = f"load again with --map-size {2 * size}" + (
+                        "" if self.grow else " (or --grow)"
                     )
-                app.debug(f"map full at {size} bytes; growing to {2 * size}")
-                env.set_mapsize(2 * size)
-                continue
+                app.abort(
+                    f"{self.path}: the map is full at {size} bytes ({human_size(size)}) "
+                    f"while loading lines {first_line}-{last_line}; nothing of that batch "
+                    f"was committed; {advice}"
+                )
             except eng.Error as exc:
                 txn.abort()
                 from mdb_cli.errors import describe

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import click
 
-from mdb_cli.commands.stat import parse_readers
 from mdb_cli.context import App
 from mdb_cli.output import echo_json
 
 HELP = """Show the reader table of ENV: one row per reader slot in use (process id,
-thread id in hex, and the snapshot's transaction id, '-' when idle).  With the
-mdb engine two more columns follow: the snapshot's age in transactions committed
-since, and the pages it holds back (pages freed since that writers cannot reuse
-while it lives).
+thread id in hex, and the snapshot's transaction id, '-' when idle), the
+snapshot's age in transactions committed since, and the pages it holds back (pages
+freed since that writers cannot reuse while it lives).
 
 A reader whose process died keeps its slot and pins old pages, so the file
 grows; --clear-stale frees the slots of processes that no longer exist.
@@ -39,21 +37,18 @@ def readers(app: App, env: str, clear_stale: bool, nosubdir: bool, as_json: bool
         with app.engine_errors(env):
             cleared = environment.reader_check() if clear_stale else None
             text = environment.readers()
-            detail = _detail(app, environment)
+            detail: list[dict[str, Any]] = environment.readers(detail=True)
     finally:
         environment.close()
     if as_json:
-        rows = parse_readers(text)
-        if detail is not None:
-            rows = [_json_row(r) for r in detail]
-        out: dict[str, object] = {"readers": rows}
+        out: dict[str, object] = {"readers": [_json_row(r) for r in detail]}
         if cleared is not None:
             out["stale_cleared"] = cleared
         echo_json(out)
         return
     if cleared is not None:
         click.echo(f"{cleared} stale readers cleared.")
-    if detail is None or not detail:
+    if not detail:
         click.echo(text, nl=not text.endswith("\n"))
         return
     click.echo("    pid     thread     txnid  age(txns)  pages_held")
@@ -63,16 +58,6 @@ def readers(app: App, env: str, clear_stale: bool, nosubdir: bool, as_json: bool
         age = "-" if idle else str(r["age"])
         held = "-" if idle else str(r["pages_held"])
         click.echo(f"{r['pid']:>10} {r['thread']:x} {txnid:>9} {age:>10} {held:>11}")
-
-
-def _detail(app: App, environment: Any) -> Optional[list[dict[str, Any]]]:
-    """The reader table with ages from the mdb core, or None (py-lmdb, system liblmdb)."""
-    if not app.engine.__name__.startswith("mdb") or not getattr(
-        app.engine, "backend_features", {}
-    ).get("check"):
-        return None
-    rows: list[dict[str, Any]] = environment.readers(detail=True)
-    return rows
 
 
 def _json_row(r: dict[str, Any]) -> dict[str, Any]:

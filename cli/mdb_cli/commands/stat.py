@@ -1,22 +1,19 @@
 """``mdb-cli stat``: what LMDB's mdb_stat prints, in its layout, or as JSON.
 
 Sections, in mdb_stat's order: environment info (-e), reader table (-r), free list
-(-f, needs an engine that reports it), the main database (or -s NAME), then every
-named database (-a). As in mdb_stat, -r without -s, -a or -f leaves out the
-databases. The text layout follows mdb_stat line for line.
+(-f, ``env.freelist()``, read by the mdb core's page walker), the main database (or
+-s NAME), then every named database (-a). As in mdb_stat, -r without -s, -a or -f
+leaves out the databases. The text layout follows mdb_stat line for line.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any, Optional
 
 import click
 
-from mdb_cli import engine
 from mdb_cli.context import App, name_bytes, named_dbs
 from mdb_cli.errors import EXIT_USAGE
-from mdb_cli.freelist import FreelistError, read_freelist
 from mdb_cli.output import echo_json
 
 HELP = """Show statistics of ENV, like LMDB's mdb_stat.
@@ -79,9 +76,7 @@ def stat(
     environment = app.open_env(env, nosubdir=nosubdir, readonly=readers < 2)
     try:
         with app.engine_errors(env):
-            report = _collect(
-                app, environment, env, nosubdir, show_env, freelist, readers, all_dbs, name
-            )
+            report = _collect(app, environment, env, show_env, freelist, readers, all_dbs, name)
     finally:
         environment.close()
     if as_json:
@@ -90,24 +85,10 @@ def stat(
         click.echo(_render(report, freelist).encode("utf-8", "surrogateescape"), nl=False)
 
 
-def _freelist(app: App, environment: Any, path: str, nosubdir: bool) -> dict[str, Any]:
-    if engine.has_freelist(environment):
-        return normalize_freelist(environment.freelist())
-    # The engine cannot say; read the free DB from the file, inside a read txn so the
-    # pages of that snapshot stay put (see mdb_cli/freelist.py).
-    data_file = path if nosubdir else os.path.join(path, "data.mdb")
-    with environment.begin() as txn:
-        try:
-            return normalize_freelist(read_freelist(data_file, txn.id()))
-        except (FreelistError, OSError) as exc:
-            app.abort(f"{path}: cannot read the free list: {exc}; run 'mdb-cli check {path}'")
-
-
 def _collect(
     app: App,
     environment: Any,
     path: str,
-    nosubdir: bool,
     show_env: bool,
     freelist: int,
     readers: int,
@@ -137,7 +118,7 @@ def _collect(
         section["readers"] = parse_readers(section["text"])
         report["readers"] = section
     if freelist:
-        report["freelist"] = _freelist(app, environment, path, nosubdir)
+        report["freelist"] = _freelist(app, environment, path)
     dbs: dict[str, Any] = {}
     if readers and not (name is not None or all_dbs or freelist):
         # As mdb_stat: -r alone shows the reader table without the main database.
@@ -177,16 +158,16 @@ def parse_readers(text: str) -> list[dict[str, Any]]:
     return rows
 
 
-def normalize_freelist(raw: Any) -> dict[str, Any]:
-    """Accept the engine's free-list report as a dict (see docs/cli.md for the shape)."""
-    data = dict(raw)
-    txns: list[dict[str, Any]] = []
-    for entry in data.get("txns", []):
-        entry = dict(entry)
-        txns.append({"txnid": int(entry["txnid"]), "pages": [int(p) for p in entry["pages"]]})
-    out: dict[str, Any] = {f: int(data.get(f, 0)) for _label, f in _DB_FIELDS}
-    out["free_pages"] = int(data.get("free_pages", sum(len(t["pages"]) for t in txns)))
-    out["txns"] = txns
+def _freelist(app: App, environment: Any, path: str) -> dict[str, Any]:
+    """``env.freelist()`` (docs/python.md), or a one-line abort when it does not hold up."""
+    eng = app.engine
+    try:
+        raw = environment.freelist()
+    except eng.CorruptedError as exc:
+        app.abort(f"{path}: cannot read the free list: {exc.reason}; run 'mdb-cli check {path}'")
+    out: dict[str, Any] = {f: raw[f] for _label, f in _DB_FIELDS}
+    out["free_pages"] = raw["free_pages"]
+    out["txns"] = raw["txns"]
     return out
 
 

@@ -1,10 +1,11 @@
 /*
- * check.c -- Environment.check(): the mdb core's structural checker.
+ * check.c -- Environment.check(): the mdb core's structural checker, and
+ * Environment.freelist(): the free list read by the same walker.
  *
  * Only compiled to something when the extension links our core and its
  * mdbcore.h declares mdbcore_check_env (CMake defines MDB_HAVE_CORE_CHECK);
- * otherwise Environment.check() raises mdb.Error ("needs the mdb core") and
- * mdb.backend_features["check"] is False.
+ * otherwise Environment.check() and freelist() raise mdb.Error ("needs the mdb
+ * core") and mdb.backend_features["check"] is False.
  *
  * The report becomes a dict:
  *   ok (bool), problems_total, problems [{pgno, code, db, msg}],
@@ -107,6 +108,63 @@ fail:
     Py_XDECREF(lines);
     mdbcore_check_report_free(&rep);
     return NULL;
+}
+
+/* Environment.freelist(): mdbcore_freelist_env's list as mdb._common.freelist_dict's dict
+ * (shared with cffi); a free DB that does not hold up raises CorruptedError. */
+PyObject *mdb_core_freelist(EnvObject *self)
+{
+    mdbcore_freelist fl;
+    int rc;
+    MDB_env *e = self->env;
+    MDB_UNLOCKED(self, rc = mdbcore_freelist_env(e, &fl));
+    if (rc == MDB_CORRUPTED) {
+        PyObject *exc = PyObject_CallMethod(mdb_common, "freelist_corrupted", "Ks",
+                                            (unsigned long long)fl.bad_pgno, fl.bad_msg);
+        mdbcore_freelist_free(&fl);
+        if (exc) {
+            PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+            Py_DECREF(exc);
+        }
+        return NULL;
+    }
+    if (rc) {
+        mdbcore_freelist_free(&fl);
+        return err_set("mdbcore_freelist_env", rc);
+    }
+    PyObject *out = NULL, *nums = NULL, *txns = PyList_New((Py_ssize_t)fl.nrecords);
+    if (!txns)
+        goto done;
+    for (size_t i = 0; i < fl.nrecords; i++) {
+        const mdbcore_free_record *r = &fl.records[i];
+        PyObject *pages = PyList_New((Py_ssize_t)r->npages);
+        if (!pages)
+            goto done;
+        for (size_t j = 0; j < r->npages; j++) {
+            PyObject *o = PyLong_FromUnsignedLongLong((unsigned long long)r->pages[j]);
+            if (!o) {
+                Py_DECREF(pages);
+                goto done;
+            }
+            PyList_SET_ITEM(pages, (Py_ssize_t)j, o);
+        }
+        PyObject *item = Py_BuildValue("(KN)", (unsigned long long)r->txnid, pages);
+        if (!item)
+            goto done;
+        PyList_SET_ITEM(txns, (Py_ssize_t)i, item);
+    }
+    nums = Py_BuildValue("(IKKKK)", (unsigned)fl.rec.depth,
+                         (unsigned long long)fl.rec.branch_pages,
+                         (unsigned long long)fl.rec.leaf_pages,
+                         (unsigned long long)fl.rec.overflow_pages,
+                         (unsigned long long)fl.rec.entries);
+    if (nums)
+        out = PyObject_CallMethod(mdb_common, "freelist_dict", "OO", nums, txns);
+done:
+    Py_XDECREF(nums);
+    Py_XDECREF(txns);
+    mdbcore_freelist_free(&fl);
+    return out;
 }
 #else
 /* keep the translation unit non-empty under -Werror=pedantic compilers */

@@ -779,6 +779,19 @@ static PyObject *env_check_method(EnvObject *self, PyObject *unused)
 #endif
 }
 
+static PyObject *env_freelist(EnvObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (env_check(self) < 0)
+        return NULL;
+#if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_CORE_CHECK)
+    return mdb_core_freelist(self);
+#else
+    return err_msg("env.freelist(): reading the free list needs the mdb core "
+                   "(this build links the system liblmdb)");
+#endif
+}
+
 static PyObject *env_lib_version(EnvObject *self, PyObject *unused)
 {
     (void)unused;
@@ -848,6 +861,10 @@ static PyMethodDef env_methods[] = {
      "reader_check() -> int\n\nClear stale reader slots; returns how many were cleared."},
     {"check", (PyCFunction)env_check_method, METH_NOARGS,
      "check() -> dict\n\nRun the mdb core's structural checker (mdb core builds only)."},
+    {"freelist", (PyCFunction)env_freelist, METH_NOARGS,
+     "freelist() -> dict\n\nThe free list of the current snapshot, read by the mdb core's "
+     "checker walker (mdb core builds only): the free DB's depth, branch_pages, leaf_pages, "
+     "overflow_pages, entries; free_pages; txns [{txnid, pages}] in key order."},
     {"lib_version", (PyCFunction)env_lib_version, METH_NOARGS,
      "lib_version() -> tuple\n\n(major, minor, patch) of the engine this environment uses."},
     {"__enter__", (PyCFunction)env_enter, METH_NOARGS, "Return self."},

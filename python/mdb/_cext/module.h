@@ -251,6 +251,7 @@ PyObject *cursor_item_tuple(CursorObject *cur, int keys, int values);
 int cursor_do(CursorObject *cur, MDB_cursor_op op, MDB_val *k, MDB_val *v);
 #if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_CORE_CHECK)
 PyObject *mdb_core_check(EnvObject *self);   /* check.c */
+PyObject *mdb_core_freelist(EnvObject *self); /* check.c */
 #endif
 #if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H)
 PyObject *mdb_core_readers_detail(EnvObject *self);         /* extras.c */

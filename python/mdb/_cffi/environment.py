@@ -648,6 +648,40 @@ class Environment:
         finally:
             lib.mdbpy_check_free(rep)
 
+    @_op
+    def freelist(self) -> dict[str, Any]:
+        """The free list of the current snapshot, read by the mdb core's checker walker."""
+        self._check()
+        if not HAVE_CHECK:
+            raise Error(
+                "env.freelist(): reading the free list needs the mdb core "
+                "(this build links the system liblmdb)"
+            )
+        rcp = ffi.new("int *")
+        fl = lib.mdbpy_freelist_run(self._env, rcp)
+        if fl == ffi.NULL:
+            _raise("mdbcore_freelist_env", rcp[0])
+        try:
+            if rcp[0]:  # MDB_CORRUPTED: the list holds the first problem
+                pg = ffi.new("unsigned long long *")
+                msg = ffi.new("const char **")
+                lib.mdbpy_freelist_bad(fl, pg, msg)
+                raise _common.freelist_corrupted(
+                    int(pg[0]), ffi.string(msg[0]).decode("utf-8", "replace")
+                )
+            vals = ffi.new("unsigned long long[5]")
+            lib.mdbpy_freelist_nums(fl, vals)
+            txnid = ffi.new("unsigned long long *")
+            npages = ffi.new("size_t *")
+            pages = ffi.new("const unsigned long long **")
+            txns = []
+            for i in range(lib.mdbpy_freelist_nrecords(fl)):
+                lib.mdbpy_freelist_record(fl, i, txnid, npages, pages)
+                txns.append((int(txnid[0]), ffi.unpack(pages[0], int(npages[0]))))
+            return _common.freelist_dict(tuple(vals), txns)
+        finally:
+            lib.mdbpy_freelist_free(fl)
+
 
 # (at the end: transaction.py imports this module's Environment)
 from .transaction import Transaction  # noqa: E402

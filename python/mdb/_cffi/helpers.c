@@ -219,6 +219,62 @@ void mdbpy_check_free(void *rp)
     }
 }
 
+void *mdbpy_freelist_run(MDB_env *env, int *rc)
+{
+    mdbcore_freelist *f = calloc(1, sizeof *f);
+    if (!f) {
+        *rc = ENOMEM;
+        return NULL;
+    }
+    *rc = mdbcore_freelist_env(env, f);
+    if (*rc && *rc != MDB_CORRUPTED) {
+        mdbcore_freelist_free(f);
+        free(f);
+        return NULL;
+    }
+    return f;
+}
+
+void mdbpy_freelist_nums(void *fp, unsigned long long *vals)
+{
+    const db_record *r = &((mdbcore_freelist *)fp)->rec;
+    vals[0] = r->depth;
+    vals[1] = r->branch_pages;
+    vals[2] = r->leaf_pages;
+    vals[3] = r->overflow_pages;
+    vals[4] = r->entries;
+}
+
+size_t mdbpy_freelist_nrecords(void *fp)
+{
+    return ((mdbcore_freelist *)fp)->nrecords;
+}
+
+void mdbpy_freelist_record(void *fp, size_t i, unsigned long long *txnid, size_t *npages,
+                           const unsigned long long **pages)
+{
+    _Static_assert(sizeof(pgno_t) == sizeof(unsigned long long), "pgno_t is 64 bits");
+    const mdbcore_free_record *r = &((mdbcore_freelist *)fp)->records[i];
+    *txnid = r->txnid;
+    *npages = r->npages;
+    *pages = (const unsigned long long *)r->pages;
+}
+
+void mdbpy_freelist_bad(void *fp, unsigned long long *pgno, const char **msg)
+{
+    mdbcore_freelist *f = fp;
+    *pgno = f->bad_pgno;
+    *msg = f->bad_msg;
+}
+
+void mdbpy_freelist_free(void *fp)
+{
+    if (fp) {
+        mdbcore_freelist_free(fp);
+        free(fp);
+    }
+}
+
 /* Reader table with ages (issue 13): 5 numbers per slot in use into vals[5 * max]:
  * pid, thread, txnid (2^64-1 when idle), age, pages held (2^64-1: unknown).  *count =
  * slots in use.  flags: MDBCORE_RINFO_*. */

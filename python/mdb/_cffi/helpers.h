@@ -57,6 +57,16 @@ size_t mdbpy_check_ndbs(void *rp);
 void mdbpy_check_db(void *rp, size_t i, const char **name, unsigned long long *vals);
 int mdbpy_check_text(void *rp, MDB_msg_func *func, void *ctx);
 void mdbpy_check_free(void *rp);
+/* Environment.freelist() (mdbcore_freelist_env): the list, or NULL when *rc is an error
+ * other than MDB_CORRUPTED (then the list holds the first problem: mdbpy_freelist_bad). */
+void *mdbpy_freelist_run(MDB_env *env, int *rc);
+/* depth, branch_pages, leaf_pages, overflow_pages, entries of the free DB's record */
+void mdbpy_freelist_nums(void *fp, unsigned long long *vals);
+size_t mdbpy_freelist_nrecords(void *fp);
+void mdbpy_freelist_record(void *fp, size_t i, unsigned long long *txnid, size_t *npages,
+                           const unsigned long long **pages);
+void mdbpy_freelist_bad(void *fp, unsigned long long *pgno, const char **msg);
+void mdbpy_freelist_free(void *fp);
 /* Issue 13 extras (our core only). */
 int mdbpy_reader_info(MDB_env *env, unsigned long long *vals, size_t max, size_t *count,
                       unsigned flags);

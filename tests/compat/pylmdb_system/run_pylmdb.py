@@ -16,12 +16,11 @@
 4. The suite's tests/ and pyproject.toml are copied out of the source tree and run with
    LMDB_FORCE_SYSTEM=1 (the suite skips its patched-LMDB-only cases then) and `-m ""`
    (brings in the mdb_layout tests), with a JUnit report.
-5. Failures are matched against exclusions.txt (next to this file; one reason per line,
-   applied according to what the library reports it supports).
+5. Failures are matched against exclusions.txt (next to this file; one reason per line).
 
---strict (or MDB_COMPAT_STRICT=1): only `deselect` entries apply -- not those for missing
-features, nor the known differences (`ours`) -- so the run fails until our library passes
-the whole suite (`make test-compat`).
+--strict (or MDB_COMPAT_STRICT=1): only `deselect` entries apply -- not the known
+differences (`ours`) -- so the run fails until our library passes the whole suite
+(`make test-compat`).
 Exit status: 0 when every failure is listed and applies; 1 otherwise; 2 setup error;
 77 when the sdist cannot be had (no network and no cached copy).
 """
@@ -42,7 +41,7 @@ import compatlib  # noqa: E402
 VERSION = "3.0.0"
 WORK = os.path.join(compatlib.OUT, "pylmdb")
 EXCLUSIONS = os.path.join(HERE, "exclusions.txt")
-WHENS = ("deselect", "no-dupsort", "no-nested", "no-compact-copy", "ours")
+WHENS = ("deselect", "ours")
 
 
 def log(*a):
@@ -74,9 +73,6 @@ def active(when, impl, info):
     return {
         "deselect": True,
         "ours": impl == "ours" and not info.get("strict"),
-        "no-dupsort": not info["dupsort"],
-        "no-nested": not info["nested"],
-        "no-compact-copy": not info["compact_copy"],
     }[when]
 
 
@@ -300,17 +296,11 @@ def main():
             log("cannot test ours:", why)
             return 2
     lib = compatlib.OUR_LIB if a.impl == "ours" else compatlib.SYSTEM_LIB
-    info = compatlib.probe(lib)
-    log(
-        f"library {lib}: {info['version_string']}; dupsort={info['dupsort']} "
-        f"nested={info['nested']} compact_copy={info['compact_copy']}"
-    )
+    info = dict(compatlib.lib_version(lib))
+    log(f"library {lib}: {info['version_string']}")
     if a.strict or compatlib.strict():
-        log(
-            "strict: no entry applies except 'deselect' (not those for missing features, "
-            "nor the 'ours' ones)"
-        )
-        info = dict(info, dupsort=True, nested=True, compact_copy=True, strict=True)
+        log("strict: no entry applies except 'deselect' (not the 'ours' ones)")
+        info["strict"] = True
     excl = read_exclusions()
     sdist = get_sdist(a.sdist)
     site, ext = build(sdist, a.impl)
