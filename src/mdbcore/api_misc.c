@@ -57,35 +57,45 @@ int mdb_reader_check(MDB_env *env, int *dead)
 }
 
 /* check.c works on a txn it is given; opening one is the API's job (check.c calls no
- * engine function, so it links without the engine). */
-int mdbcore_check_env(MDB_env *env, mdbcore_check_report *rep)
+ * engine function, so it links without the engine).  The readers below run on a fresh
+ * read txn, which they never keep. */
+typedef int (*txn_reader)(MDB_txn *txn, void *out);
+
+static int on_fresh_read_txn(MDB_env *env, txn_reader read, void *out)
 {
     MDB_txn *txn = NULL;
-    if (!env || !rep)
-        return EINVAL;
     int rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
-    if (rc) {
-        memset(rep, 0, sizeof *rep);
+    if (rc)
         return rc;
-    }
-    rc = mdbcore_check_txn(txn, rep);
+    rc = read(txn, out);
     mdb_txn_abort(txn);
     return rc;
 }
 
-/* The free list of a fresh read txn (check.c reads it; opening the txn is the API's job). */
+static int check_reader(MDB_txn *txn, void *out)
+{
+    return mdbcore_check_txn(txn, out);
+}
+
+static int freelist_reader(MDB_txn *txn, void *out)
+{
+    return mdbcore_freelist_txn(txn, out);
+}
+
+int mdbcore_check_env(MDB_env *env, mdbcore_check_report *rep)
+{
+    if (!env || !rep)
+        return EINVAL;
+    memset(rep, 0, sizeof *rep); /* what a caller sees if the txn cannot begin */
+    return on_fresh_read_txn(env, check_reader, rep);
+}
+
+/* The free list of a fresh read txn (check.c reads it). */
 int mdbcore_freelist_env(MDB_env *env, mdbcore_freelist *out)
 {
-    MDB_txn *txn = NULL;
     if (!env || !out)
         return EINVAL;
-    int rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
-    if (rc) {
-        memset(out, 0, sizeof *out);
-        out->bad_pgno = P_INVALID;
-        return rc;
-    }
-    rc = mdbcore_freelist_txn(txn, out);
-    mdb_txn_abort(txn);
-    return rc;
+    memset(out, 0, sizeof *out);
+    out->bad_pgno = P_INVALID;
+    return on_fresh_read_txn(env, freelist_reader, out);
 }

@@ -558,16 +558,23 @@ static int snapshot_of_txn(MDB_txn *txn, mdbcore_snapshot *in)
     return 0;
 }
 
+/* snapshot_of_txn, clearing the caller's result (out, size bytes) when it fails. */
+static int snapshot_or_clear(MDB_txn *txn, mdbcore_snapshot *in, void *out, size_t size)
+{
+    int rc = snapshot_of_txn(txn, in);
+    if (rc)
+        memset(out, 0, size);
+    return rc;
+}
+
 int mdbcore_check_txn(MDB_txn *txn, mdbcore_check_report *rep)
 {
     if (!rep)
         return EINVAL;
     mdbcore_snapshot in;
-    int src = snapshot_of_txn(txn, &in);
-    if (src) {
-        memset(rep, 0, sizeof *rep);
+    int src = snapshot_or_clear(txn, &in, rep, sizeof *rep);
+    if (src)
         return src;
-    }
 
     /* Comparators of the handles open in this txn. */
     mdbcore_check_cmp *cmps = NULL;
@@ -816,9 +823,8 @@ int mdbcore_freelist_txn(MDB_txn *txn, mdbcore_freelist *out)
     if (!out)
         return EINVAL;
     mdbcore_snapshot in;
-    int rc = snapshot_of_txn(txn, &in);
+    int rc = snapshot_or_clear(txn, &in, out, sizeof *out);
     if (rc) {
-        memset(out, 0, sizeof *out);
         out->bad_pgno = P_INVALID;
         return rc;
     }

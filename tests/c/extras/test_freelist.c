@@ -26,13 +26,7 @@ static char base[2048];
 
 static MDB_env *open_env(const char *dir)
 {
-    MDB_env *env;
-    mkdir(dir, 0755);
-    CHECK(mdb_env_create(&env));
-    CHECK(mdb_env_set_mapsize(env, 64u << 20));
-    CHECK(mdb_env_set_maxdbs(env, 4));
-    CHECK(mdb_env_open(env, dir, MDB_NOSYNC, 0644));
-    return env;
+    return mdbtest_open_dir(dir, 64u << 20, 4, 0);
 }
 
 static void put_keys(MDB_env *env, const char *db, int from, int n, int vlen, char fill)

@@ -28,12 +28,7 @@ static char base[4096];
 
 static MDB_env *open_env(const char *dir)
 {
-    MDB_env *env;
-    mkdir(dir, 0755);
-    CHECK(mdb_env_create(&env));
-    CHECK(mdb_env_set_mapsize(env, 256u << 20));
-    CHECK(mdb_env_open(env, dir, MDB_NOSYNC, 0644));
-    return env;
+    return mdbtest_open_dir(dir, 256u << 20, 0, 0);
 }
 
 static void put_round(MDB_env *env, int from, int n, int gen)

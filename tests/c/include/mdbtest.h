@@ -26,6 +26,8 @@
  *   mdbtest_unlink_env(dir) remove dir's data.mdb and lock.mdb (a missing one is no error)
  *   mdbtest_env(mapsize, maxdbs)  a created, not yet opened environment with that map size
  *                           and number of named DBs (0: the default); fatal on an error
+ *   mdbtest_open_dir(dir, mapsize, maxdbs, flags)  mdbtest_env opened in dir (created if
+ *                           missing) with MDB_NOSYNC | flags; fatal on an error
  *   mdbtest_begin_main(env, &txn)  a write txn begun on env; returns its main DB's handle
  *                           (fatal on an error)
  *
@@ -40,6 +42,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <lmdb.h>
@@ -201,6 +204,16 @@ static inline MDB_env *mdbtest_env(size_t mapsize, unsigned maxdbs)
         CHECK(mdb_env_set_mapsize(env, mapsize));
     if (maxdbs)
         CHECK(mdb_env_set_maxdbs(env, maxdbs));
+    return env;
+}
+
+/* mdbtest_env, opened (MDB_NOSYNC | flags) in dir, which is created if missing. */
+static inline MDB_env *mdbtest_open_dir(const char *dir, size_t mapsize, unsigned maxdbs,
+                                        unsigned flags)
+{
+    MDB_env *env = mdbtest_env(mapsize, maxdbs);
+    mkdir(dir, 0755);
+    CHECK(mdb_env_open(env, dir, MDB_NOSYNC | flags, 0644));
     return env;
 }
 
