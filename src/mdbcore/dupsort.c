@@ -111,7 +111,7 @@ static int store_values(MDB_cursor *mc, const MDB_val *key, valset *vs, int fixe
             return ENOMEM;
         subpage_build(buf, size, mc->pg[mc->top]->pgno, fixed, ks, vs);
         MDB_val d = {size, buf};
-        rc = tree_put(mc, key, &d, PUT_DUPDATA);
+        rc = tree_put(mc, key, &d, PUT_DUPDATA | MDB_CURRENT);
         free(buf);
         return rc;
     }
@@ -133,7 +133,7 @@ static int store_values(MDB_cursor *mc, const MDB_val *key, valset *vs, int fixe
     db_record rec = x->db;
     MDB_val d = {sizeof(rec), &rec};
     count_pages(mc->db, &rec, 1);
-    return tree_put(mc, key, &d, PUT_DUPDATA | PUT_SUBDATA);
+    return tree_put(mc, key, &d, PUT_DUPDATA | PUT_SUBDATA | MDB_CURRENT);
 }
 
 /* Write the sub-tree record back into the key's node (main path already dirty). */
@@ -148,6 +148,89 @@ static int reposition(MDB_cursor *mc, const MDB_val *key, const MDB_val *data)
 {
     MDB_val k = *key, d = *data;
     return cursor_get(mc, &k, &d, MDB_GET_BOTH);
+}
+
+/* After a put the main cursor stands on the key's node (tree_put's promise): put the
+ * duplicate cursor on `data`, which MDB_GET_BOTH would do after descending again. */
+static int stand_on_value(MDB_cursor *mc, const MDB_val *data)
+{
+    node_header *n;
+    int rc = cursor_node(mc, &n), exact;
+    if (rc || !(n->flags & F_DUPDATA))
+        return rc;
+    if ((rc = xcursor_load(mc, n)) != 0 || (rc = cursor_seek(&mc->xcursor->mc, data, &exact)) != 0)
+        return rc;
+    return exact ? 0 : CORRUPT_AT(mc->pg[mc->top]->pgno);
+}
+
+/* stand_on_value when the value's index in the key's sub-page is known: no search. */
+static int stand_on_index(MDB_cursor *mc, const MDB_val *data, size_t at)
+{
+    node_header *n;
+    int rc = cursor_node(mc, &n);
+    if (rc)
+        return rc;
+    if ((n->flags & (F_DUPDATA | F_SUBDATA)) != F_DUPDATA)
+        return stand_on_value(mc, data); /* it became a sub-tree */
+    MDB_cursor *xc = &mc->xcursor->mc;
+    if ((rc = xcursor_load(mc, n)) != 0 || (rc = tree_descend(xc, NULL, SRCH_FIRST)) != 0)
+        return rc;
+    if (at >= PG_NKEYS(xc->pg[0]))
+        return CORRUPT_AT(mc->pg[mc->top]->pgno);
+    xc->ki[0] = (indx_t)at;
+    return 0;
+}
+
+/*
+ * Insert `data` at index `at` of the key's sub-page.  The page is grown inside the
+ * duplicate cursor's private copy (xcursor_load checked its bounds), only by what the new
+ * value lacks, and the key's node is rewritten once.  Values that would make the node
+ * larger than node_max go to a sub-tree instead (store_values).
+ */
+static int subpage_insert(MDB_cursor *mc, const MDB_val *key, const MDB_val *data, size_t at,
+                          int fixed)
+{
+    struct xcursor *x = mc->xcursor;
+    page *sp = x->mc.inline_root;
+    size_t ds = x->mc.inline_size;
+    int packed = (sp->flags & P_LEAF2) != 0;
+    size_t need = packed ? sp->leaf2_ksize : sizeof(indx_t) + EVEN(NODESIZE + data->mv_size);
+    size_t room = PG_ROOM(sp);
+    size_t grow = room >= need ? 0 : need - room;
+    int rc;
+    if (NODESIZE + key->mv_size + ds + grow > mc->txn->env->node_max) {
+        valset vs;
+        if ((rc = valset_from_subpage(&x->mc, sp, at, &vs)) == 0) {
+            memcpy(vs.buf + at * VAL_MAX, data->mv_data, data->mv_size);
+            vs.v[at].mv_size = data->mv_size;
+            vs.v[at].mv_data = vs.buf + at * VAL_MAX;
+            rc = store_values(mc, key, &vs, fixed, data->mv_size);
+        }
+        valset_free(&vs);
+        return rc;
+    }
+    if (grow) {
+        /* Packed values sit at the front, so the free gap just widens.  Nodes sit at the
+         * back: they move up by `grow`, and so do their offsets. */
+        unsigned up = sp->u.bounds.upper;
+        size_t used_end; /* the free gap starts here; zeroed, as it goes to the file */
+        if (!packed) {
+            memmove((uint8_t *)sp + up + grow, (uint8_t *)sp + up, ds - up);
+            for (unsigned j = 0; j < PG_NKEYS(sp); j++)
+                sp->slots[j] = (indx_t)(sp->slots[j] + grow);
+            used_end = sp->u.bounds.lower;
+            memset((uint8_t *)sp + used_end, 0, up + grow - used_end);
+        } else {
+            used_end = PAGEHDRSZ + (size_t)PG_NKEYS(sp) * sp->leaf2_ksize;
+            memset((uint8_t *)sp + used_end, 0, ds + grow - used_end);
+        }
+        sp->u.bounds.upper = (indx_t)(up + grow);
+    }
+    MDB_val none = {0, NULL};
+    if ((rc = page_add_node(sp, (unsigned)at, data, &none, 0, 0, NULL)) != 0)
+        return rc;
+    MDB_val d = {ds + grow, sp};
+    return tree_put(mc, key, &d, PUT_DUPDATA | MDB_CURRENT);
 }
 
 static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in, unsigned flags);
@@ -222,27 +305,38 @@ static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in
     memcpy(db, data_in->mv_data, data_in->mv_size);
     MDB_val key = {key_in->mv_size, kb}, data = {data_in->mv_size, db};
 
+    /* `last` is the key's last value once known; `after_last` says data sorts after it
+     * (APPENDDUP checked), so the insert goes at the end without a search. */
+    MDB_val last = {0, NULL};
+    int have_last = 0, after_last = 0;
+    exact = 0;
     if (flags & MDB_APPEND) {
-        MDB_val lk, lv;
-        rc = cursor_get(mc, &lk, &lv, MDB_LAST);
+        MDB_val lk;
+        rc = cursor_get(mc, &lk, &last, MDB_LAST);
         if (rc == 0) {
             int c = cursor_cmp(mc)(&key, &lk);
             if (c < 0 || (c == 0 && !(flags & MDB_APPENDDUP)))
                 return MDB_KEYEXIST;
+            if (c > 0) { /* a new last key: the cursor already stands where it goes */
+                if ((rc = tree_put(mc, &key, &data, MDB_APPEND)) != 0)
+                    return rc;
+                return stand_on_value(mc, &data);
+            }
+            exact = have_last = 1; /* on the last key, its last value in `last` */
         } else if (rc != MDB_NOTFOUND) {
             return rc;
         }
+    } else {
+        rc = cursor_seek(mc, &key, &exact);
+        if (rc == MDB_NOTFOUND)
+            exact = 0;
+        else if (rc)
+            return rc;
     }
-
-    rc = cursor_seek(mc, &key, &exact);
-    if (rc == MDB_NOTFOUND)
-        exact = 0;
-    else if (rc)
-        return rc;
     if (!exact) {
         if ((rc = tree_put(mc, &key, &data, 0)) != 0)
             return rc;
-        return reposition(mc, &key, &data);
+        return stand_on_value(mc, &data);
     }
     if (flags & MDB_NOOVERWRITE) {
         MDB_val k = key;
@@ -252,14 +346,11 @@ static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in
     }
     if (flags & MDB_APPENDDUP) {
         /* values of this key must arrive in order */
-        MDB_val k = key, last;
-        if ((rc = cursor_get(mc, &k, &last, MDB_SET)) != 0 ||
-            (rc = cursor_get(mc, &k, &last, MDB_LAST_DUP)) != 0)
+        if (!have_last && (rc = cursor_get(mc, NULL, &last, MDB_LAST_DUP)) != 0)
             return rc;
         if (dcmp_of(mc, &data, &last) <= 0)
             return refused_existing(mc);
-        if ((rc = cursor_seek(mc, &key, &exact)) != 0)
-            return rc;
+        after_last = 1;
     }
     node_header *n;
     if ((rc = cursor_node(mc, &n)) != 0)
@@ -285,7 +376,7 @@ static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in
         if ((rc = store_values(mc, &key, &vs, fixed, data.mv_size)) != 0)
             return rc;
         mc->db->entries++;
-        return reposition(mc, &key, &data);
+        return stand_on_value(mc, &data);
     }
 
     if ((rc = xcursor_load(mc, n)) != 0)
@@ -295,38 +386,33 @@ static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in
     if (data.mv_size == 0)
         return MDB_BAD_VALSIZE;
     if (!(n->flags & F_SUBDATA)) {
-        page *sp = x->mc.inline_root;
+        size_t at = PG_NKEYS(x->mc.inline_root);
+        if (!after_last) {
+            if ((rc = cursor_seek(&x->mc, &data, &exact)) != 0)
+                return rc;
+            if (exact)
+                return (flags & MDB_NODUPDATA) ? refused_existing(mc)
+                                               : overwrite_equal(mc, &key, &data);
+            at = x->mc.ki[0];
+        }
+        if ((rc = subpage_insert(mc, &key, &data, at, fixed)) != 0)
+            return rc;
+        mc->db->entries++;
+        return stand_on_index(mc, &data, at);
+    }
+
+    /* a sub-tree: insert into it, then rewrite its record in the (now dirty) leaf */
+    if (!after_last) {
         if ((rc = cursor_seek(&x->mc, &data, &exact)) != 0)
             return rc;
         if (exact)
             return (flags & MDB_NODUPDATA) ? refused_existing(mc) : overwrite_equal(mc, &key, &data);
-        size_t at = x->mc.ki[0];
-        valset vs;
-        if ((rc = valset_from_subpage(&x->mc, sp, at, &vs)) != 0) {
-            valset_free(&vs);
-            return rc;
-        }
-        memcpy(vs.buf + at * VAL_MAX, data.mv_data, data.mv_size);
-        vs.v[at].mv_size = data.mv_size;
-        vs.v[at].mv_data = vs.buf + at * VAL_MAX;
-        rc = store_values(mc, &key, &vs, fixed, data.mv_size);
-        valset_free(&vs);
-        if (rc)
-            return rc;
-        mc->db->entries++;
-        return reposition(mc, &key, &data);
     }
-
-    /* a sub-tree: insert into it, then rewrite its record in the (now dirty) leaf */
-    if ((rc = cursor_seek(&x->mc, &data, &exact)) != 0)
-        return rc;
-    if (exact)
-        return (flags & MDB_NODUPDATA) ? refused_existing(mc) : overwrite_equal(mc, &key, &data);
     if ((rc = cursor_touch(mc)) != 0)
         return rc;
     MDB_val none = {0, NULL};
     db_record before = x->db;
-    rc = tree_put(&x->mc, &data, &none, MDB_NOOVERWRITE);
+    rc = tree_put(&x->mc, &data, &none, after_last ? MDB_APPEND : MDB_NOOVERWRITE);
     count_pages(mc->db, &before, -1);
     count_pages(mc->db, &x->db, 1);
     if (rc == MDB_KEYEXIST)
@@ -335,7 +421,7 @@ static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in
         return rc;
     store_record(mc);
     mc->db->entries++;
-    return reposition(mc, &key, &data);
+    return stand_on_value(mc, &data);
 }
 
 static int dup_del_inner(MDB_cursor *mc, const MDB_val *data_in, int from_cursor)

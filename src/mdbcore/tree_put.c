@@ -59,6 +59,19 @@ static int insert_new(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigne
     return 0;
 }
 
+/* Does the cursor stand on the last item of its tree, with a stack that is the tree's
+ * current right edge (root first, every level on its last entry)? */
+static int on_last_item(const MDB_cursor *mc)
+{
+    if (!(mc->flags & C_INITIALIZED) || (mc->flags & C_DEL) || mc->inline_root ||
+        mc->snum == 0 || mc->snum != mc->db->depth || mc->pg[0]->pgno != mc->db->root)
+        return 0;
+    for (unsigned i = 0; i < mc->snum; i++)
+        if ((unsigned)mc->ki[i] + 1 != PG_NKEYS(mc->pg[i]))
+            return 0;
+    return IS_LEAF(mc->pg[mc->top]);
+}
+
 static int new_root(MDB_cursor *mc)
 {
     page *p;
@@ -111,7 +124,9 @@ int tree_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data, unsigned flag
     } else if (mc->db->root == P_INVALID) {
         exact = 0;
     } else if (flags & MDB_APPEND) {
-        if ((rc = tree_descend(mc, NULL, SRCH_LAST)) != 0)
+        /* A loader appends through one cursor, which the last put left on the last item:
+         * then that path is the one a descent would find, and re-walking it is wasted. */
+        if (!on_last_item(mc) && (rc = tree_descend(mc, NULL, SRCH_LAST)) != 0)
             return rc;
         page *leaf = mc->pg[mc->top];
         if (PG_NKEYS(leaf)) {
