@@ -11,8 +11,6 @@
  * key pglast (reusable by the next writer at once).  Every page below next_pgno is either
  * reachable or listed exactly once.
  */
-#include <stdlib.h>
-
 #include "core.h"
 #include "readers.h"
 
@@ -61,27 +59,37 @@ static int load_next(MDB_txn *txn)
         return MDB_NOTFOUND;
     if (data.mv_size < sizeof(pgno_t))
         return CORRUPT_AT(mc.pg[mc.top]->pgno);
-    const pgno_t *ids = data.mv_data;
+    /* The record lists its pages descending; reclaimed is ascending.  Check them all
+     * first, then merge from the back of both, which walks the record from its front:
+     * no copy of the record is needed.  (memcpy: a node's data is only 2-byte aligned.) */
+    const uint8_t *ids = data.mv_data;
     pgno_t cnt;
     memcpy(&cnt, ids, sizeof(cnt));
     if (cnt > data.mv_size / sizeof(pgno_t) - 1)
         return CORRUPT_AT(mc.pg[mc.top]->pgno);
-    pgno_t *asc = malloc((cnt ? cnt : 1) * sizeof(pgno_t));
-    if (!asc)
-        return ENOMEM;
-    for (size_t i = 0; i < cnt; i++) {
+    pgno_t prev = txn->next_pgno;
+    for (size_t i = 1; i <= cnt; i++) {
         pgno_t pg;
-        memcpy(&pg, &ids[cnt - i], sizeof(pg));
-        if (pg < CORE_DBS || pg >= txn->next_pgno || (i && pg <= asc[i - 1])) {
-            free(asc);
+        memcpy(&pg, ids + i * sizeof(pgno_t), sizeof(pg));
+        if (pg < CORE_DBS || pg >= prev)
             return CORRUPT_AT(mc.pg[mc.top]->pgno);
-        }
-        asc[i] = pg;
+        prev = pg;
     }
-    rc = idl_merge(&txn->reclaimed, asc, cnt);
-    free(asc);
-    if (rc)
+    if ((rc = idl_need(&txn->reclaimed, cnt)) != 0)
         return rc;
+    pgno_list d = txn->reclaimed;
+    size_t i = d[0], j = 1, w = d[0] + cnt;
+    while (j <= cnt) {
+        pgno_t pg;
+        memcpy(&pg, ids + j * sizeof(pgno_t), sizeof(pg));
+        if (i > 0 && d[i] > pg) {
+            d[w--] = d[i--];
+        } else {
+            d[w--] = pg;
+            j++;
+        }
+    }
+    d[0] += cnt;
     txn->pglast = k;
     return 0;
 }
