@@ -61,6 +61,16 @@ pgno_list idl_alloc(size_t cap);
 void idl_free(pgno_list l);
 int idl_need(pgno_list *l, size_t more);
 int idl_append(pgno_list *l, pgno_t id);
+/* idl_append with the usual case, room left, inline: every copy-on-write frees a page. */
+static inline int idl_push(pgno_list *l, pgno_t id)
+{
+    pgno_list c = *l;
+    if (c[0] < c[-1]) {
+        c[++c[0]] = id;
+        return 0;
+    }
+    return idl_append(l, id);
+}
 int idl_append_run(pgno_list *l, pgno_t first, size_t n);
 void idl_sort(pgno_list l);
 /* Merge ascending `src` (count n) into ascending *l. */

@@ -126,7 +126,7 @@ static void index_clear(MDB_txn *txn)
     }
 }
 
-page *dirty_find(MDB_txn *txn, pgno_t pgno)
+static inline page *index_find(const MDB_txn *txn, pgno_t pgno)
 {
     const dirty_entry *ix = txn->dirty_index;
     if (!ix)
@@ -140,16 +140,31 @@ page *dirty_find(MDB_txn *txn, pgno_t pgno)
     }
 }
 
+page *dirty_find(MDB_txn *txn, pgno_t pgno)
+{
+    return index_find(txn, pgno);
+}
+
+/* The ancestors' part of dirty_find_chain, out of line: nested txns are rare, and the
+ * top-level lookup (every page a write txn reads) stays a short leaf function. */
+static __attribute__((noinline)) page *find_in_ancestors(MDB_txn *t, pgno_t pgno)
+{
+    for (; t; t = t->parent) {
+        page *d = index_find(t, pgno);
+        if (d)
+            return d;
+    }
+    return NULL;
+}
+
 page *dirty_find_chain(MDB_txn *txn, pgno_t pgno, int *own)
 {
     *own = 1;
-    for (MDB_txn *t = txn; t; t = t->parent) {
-        page *d = dirty_find(t, pgno);
-        if (d)
-            return d;
-        *own = 0;
-    }
-    return NULL;
+    page *d = index_find(txn, pgno);
+    if (d || !txn->parent)
+        return d;
+    *own = 0;
+    return find_in_ancestors(txn->parent, pgno);
 }
 
 int dirty_add(MDB_txn *txn, page *p)
@@ -165,11 +180,17 @@ int dirty_add(MDB_txn *txn, page *p)
         txn->dirty = d;
         txn->dirty_cap = cap;
     }
-    int rc = index_reserve(txn, n + 1);
-    if (rc)
-        return rc;
-    size_t i = (n == 0 || txn->dirty[n].pgno < p->pgno) ? n + 1 : dl_lower_bound(txn, p->pgno);
-    memmove(&txn->dirty[i + 1], &txn->dirty[i], (n + 1 - i) * sizeof(dirty_entry));
+    /* the hash has room (the usual case) unless it is missing or would pass half full */
+    if (!txn->dirty_index || 2 * (n + 1) > ((size_t)1 << txn->dirty_index_bits)) {
+        int rc = index_reserve(txn, n + 1);
+        if (rc)
+            return rc;
+    }
+    size_t i = n + 1;
+    if (n && txn->dirty[n].pgno >= p->pgno) {
+        i = dl_lower_bound(txn, p->pgno);
+        memmove(&txn->dirty[i + 1], &txn->dirty[i], (n + 1 - i) * sizeof(dirty_entry));
+    }
     txn->dirty[i].pgno = p->pgno;
     txn->dirty[i].pg = p;
     DL_COUNT(txn) = n + 1;

@@ -28,6 +28,19 @@ static pgno_t take_run(pgno_list l, unsigned n)
     size_t cnt = l[0];
     if (cnt < n)
         return P_INVALID;
+    if (n == 1) {
+        /* the lowest page, as for a run; a short list shifts quicker by hand than by a
+         * memmove call, and most txns hold a handful of reclaimed pages */
+        pgno_t pg = l[1];
+        if (cnt <= 16) {
+            for (size_t i = 1; i < cnt; i++)
+                l[i] = l[i + 1];
+        } else {
+            memmove(&l[1], &l[2], (cnt - 1) * sizeof(pgno_t));
+        }
+        l[0] = cnt - 1;
+        return pg;
+    }
     for (size_t i = 1; i + n - 1 <= cnt; i++) {
         if (l[i + n - 1] - l[i] == n - 1) {
             pgno_t pg = l[i];
@@ -39,24 +52,42 @@ static pgno_t take_run(pgno_list l, unsigned n)
     return P_INVALID;
 }
 
-/* Consume the next eligible record into reclaimed: 0, MDB_NOTFOUND (none left) or error. */
+/* Consume the next eligible record into reclaimed: 0, MDB_NOTFOUND (none left) or error.
+ * "None left" holds for the rest of the txn (FREE_DBI changes only at commit, and oldest
+ * is fixed for the txn), so it is remembered as drained_at = pglast + 1: a txn that used
+ * up its record and needs more pages does not search the tree again for each one. */
 static int load_next(MDB_txn *txn)
 {
+    txnid_t want = txn->pglast + 1;
+    if (txn->drained_at == want)
+        return MDB_NOTFOUND;
     if (txn->oldest == 0)
         txn->oldest = freelist_oldest(txn);
     MDB_cursor mc;
     cursor_init(&mc, txn, FREE_DBI);
-    txnid_t want = txn->pglast + 1;
     MDB_val key = {sizeof(want), &want}, data;
-    int rc = cursor_get(&mc, &key, &data, MDB_SET_RANGE);
+    /* nothing consumed yet: the first record, found without comparing keys (a key 0,
+     * which no writer makes, is passed over as the range search would) */
+    int rc = cursor_get(&mc, &key, &data, want == 1 ? MDB_FIRST : MDB_SET_RANGE);
+    txnid_t k = 0;
+    if (rc == 0 && key.mv_size == sizeof(k))
+        memcpy(&k, key.mv_data, sizeof(k));
+    if (rc == 0 && k < want) {
+        key.mv_size = sizeof(want);
+        key.mv_data = &want;
+        rc = cursor_get(&mc, &key, &data, MDB_SET_RANGE);
+    }
+    if (rc == MDB_NOTFOUND)
+        txn->drained_at = want;
     if (rc)
         return rc;
     if (key.mv_size != sizeof(txnid_t))
         return CORRUPT_AT(mc.pg[mc.top]->pgno);
-    txnid_t k;
     memcpy(&k, key.mv_data, sizeof(k));
-    if (k >= txn->oldest)
+    if (k >= txn->oldest) {
+        txn->drained_at = want;
         return MDB_NOTFOUND;
+    }
     if (data.mv_size < sizeof(pgno_t))
         return CORRUPT_AT(mc.pg[mc.top]->pgno);
     /* The record lists its pages descending; reclaimed is ascending.  Check them all

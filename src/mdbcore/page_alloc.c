@@ -79,7 +79,8 @@ int page_free(MDB_txn *txn, pgno_t pgno, unsigned npages)
     int own;
     page *d = dirty_find_chain(txn, pgno, &own);
     if (!d)
-        return idl_append_run(&txn->free_pgs, pgno, npages);
+        return npages == 1 ? idl_push(&txn->free_pgs, pgno)
+                           : idl_append_run(&txn->free_pgs, pgno, npages);
     if (!own) { /* an ancestor's page: it becomes free only if we commit */
         int rc = idl_append(&txn->parent_freed, pgno);
         return rc ? rc : idl_append(&txn->parent_freed, npages);
