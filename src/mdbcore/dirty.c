@@ -104,8 +104,14 @@ static void index_drop(MDB_txn *txn)
 
 /* Empty the hash for the txn object's next use, at a cost in proportion to the entries it
  * holds (a hash grown by one big txn is not wiped whole after every small one that
- * follows); one over 1 MiB is freed instead.  Call before the list is emptied. */
+ * follows).  One over 1 MiB is freed instead, and so is one 64 times bigger than this
+ * txn needed: small txns after a big one (a bulk load, then single puts) would otherwise
+ * probe a table spread over far more cache lines than their few pages need; the next
+ * txn starts a small table again.  The smallest table (1 KiB) is simply wiped, which
+ * costs less than finding a handful of entries' probe runs.  Call before the list is
+ * emptied. */
 #define INDEX_KEEP_BITS 16
+#define INDEX_SPARSE 64
 static void index_clear(MDB_txn *txn)
 {
     dirty_entry *ix = txn->dirty_index;
@@ -113,9 +119,9 @@ static void index_clear(MDB_txn *txn)
     size_t cells = (size_t)1 << bits, mask = cells - 1, n = DL_COUNT(txn);
     if (!ix)
         return;
-    if (bits > INDEX_KEEP_BITS) {
+    if (bits > INDEX_KEEP_BITS || (bits > INDEX_MIN_BITS && INDEX_SPARSE * n < cells)) {
         index_drop(txn);
-    } else if (4 * n >= cells) {
+    } else if (4 * n >= cells || bits == INDEX_MIN_BITS) {
         memset(ix, 0, cells * sizeof(dirty_entry));
     } else {
         /* every entry goes: wiping each entry's whole probe run from its home on is safe,
@@ -213,8 +219,7 @@ void dirty_release_all(MDB_txn *txn)
 {
     if (!txn->dirty)
         return;
-    for (size_t i = 1; i <= DL_COUNT(txn); i++)
-        page_release(txn->env, txn->dirty[i].pg);
+    page_release_list(txn->env, txn->dirty + 1, DL_COUNT(txn));
     index_clear(txn);
     DL_COUNT(txn) = 0;
     if (txn->spill_pgs)

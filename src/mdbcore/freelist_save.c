@@ -53,8 +53,8 @@ int freelist_save(MDB_txn *txn)
         MDB_cursor mc;
         cursor_init(&mc, txn, FREE_DBI);
         mc.flags |= C_UNTRACK;
-        MDB_val key, data;
-        rc = cursor_get(&mc, &key, &data, MDB_FIRST);
+        MDB_val key;
+        rc = cursor_get(&mc, &key, NULL, MDB_FIRST); /* the key only: the record goes */
         for (;;) {
             if (rc == MDB_NOTFOUND)
                 break;

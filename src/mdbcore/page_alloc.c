@@ -74,6 +74,12 @@ int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out)
     return 0;
 }
 
+int page_free_clean(MDB_txn *txn, pgno_t pgno)
+{
+    /* what page_free does once its dirty lookups come back empty */
+    return idl_push(&txn->free_pgs, pgno);
+}
+
 int page_free(MDB_txn *txn, pgno_t pgno, unsigned npages)
 {
     int own;
