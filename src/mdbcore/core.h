@@ -61,6 +61,16 @@ pgno_list idl_alloc(size_t cap);
 void idl_free(pgno_list l);
 int idl_need(pgno_list *l, size_t more);
 int idl_append(pgno_list *l, pgno_t id);
+/* idl_append with the usual case, room left, inline: every copy-on-write frees a page. */
+static inline int idl_push(pgno_list *l, pgno_t id)
+{
+    pgno_list c = *l;
+    if (c[0] < c[-1]) {
+        c[++c[0]] = id;
+        return 0;
+    }
+    return idl_append(l, id);
+}
 int idl_append_run(pgno_list *l, pgno_t first, size_t n);
 void idl_sort(pgno_list l);
 /* Merge ascending `src` (count n) into ascending *l. */
@@ -199,6 +209,8 @@ page *page_buffer_get(MDB_env *env, unsigned n);
 /* Give a dirty page's memory back (heap copy; nothing under WRITEMAP, where it is the map).
  * Single pages go to the env's cache for the next txn, up to PAGE_CACHE_BYTES. */
 void page_release(MDB_env *env, page *p);
+/* page_release of the pages of list[0..n) (a txn's whole dirty list at its end). */
+void page_release_list(MDB_env *env, const dirty_entry *list, size_t n);
 /* Free the cache of page buffers (env close). */
 void page_cache_free(MDB_env *env);
 
@@ -258,6 +270,9 @@ static inline MDB_cmp_func *cursor_cmp(const MDB_cursor *mc) { return mc->dbinfo
 int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out);
 /* A page (or run of npages) leaves the tree: to free_pgs, loose, or reclaimed at once. */
 int page_free(MDB_txn *txn, pgno_t pgno, unsigned npages);
+/* page_free of one page known to be in no dirty list of the txn or its ancestors: a
+ * map page without P_DIRTY that this txn did not spill (copy-on-write knows it). */
+int page_free_clean(MDB_txn *txn, pgno_t pgno);
 /* page_cow.c and cursor_touch.c */
 /* p may be written in place by txn: dirty, and (nested) dirty in txn itself. */
 int page_writable(MDB_txn *txn, const page *p);

@@ -104,8 +104,14 @@ static void index_drop(MDB_txn *txn)
 
 /* Empty the hash for the txn object's next use, at a cost in proportion to the entries it
  * holds (a hash grown by one big txn is not wiped whole after every small one that
- * follows); one over 1 MiB is freed instead.  Call before the list is emptied. */
+ * follows).  One over 1 MiB is freed instead, and so is one 64 times bigger than this
+ * txn needed: small txns after a big one (a bulk load, then single puts) would otherwise
+ * probe a table spread over far more cache lines than their few pages need; the next
+ * txn starts a small table again.  The smallest table (1 KiB) is simply wiped, which
+ * costs less than finding a handful of entries' probe runs.  Call before the list is
+ * emptied. */
 #define INDEX_KEEP_BITS 16
+#define INDEX_SPARSE 64
 static void index_clear(MDB_txn *txn)
 {
     dirty_entry *ix = txn->dirty_index;
@@ -113,9 +119,9 @@ static void index_clear(MDB_txn *txn)
     size_t cells = (size_t)1 << bits, mask = cells - 1, n = DL_COUNT(txn);
     if (!ix)
         return;
-    if (bits > INDEX_KEEP_BITS) {
+    if (bits > INDEX_KEEP_BITS || (bits > INDEX_MIN_BITS && INDEX_SPARSE * n < cells)) {
         index_drop(txn);
-    } else if (4 * n >= cells) {
+    } else if (4 * n >= cells || bits == INDEX_MIN_BITS) {
         memset(ix, 0, cells * sizeof(dirty_entry));
     } else {
         /* every entry goes: wiping each entry's whole probe run from its home on is safe,
@@ -126,7 +132,7 @@ static void index_clear(MDB_txn *txn)
     }
 }
 
-page *dirty_find(MDB_txn *txn, pgno_t pgno)
+static inline page *index_find(const MDB_txn *txn, pgno_t pgno)
 {
     const dirty_entry *ix = txn->dirty_index;
     if (!ix)
@@ -140,16 +146,31 @@ page *dirty_find(MDB_txn *txn, pgno_t pgno)
     }
 }
 
+page *dirty_find(MDB_txn *txn, pgno_t pgno)
+{
+    return index_find(txn, pgno);
+}
+
+/* The ancestors' part of dirty_find_chain, out of line: nested txns are rare, and the
+ * top-level lookup (every page a write txn reads) stays a short leaf function. */
+static __attribute__((noinline)) page *find_in_ancestors(MDB_txn *t, pgno_t pgno)
+{
+    for (; t; t = t->parent) {
+        page *d = index_find(t, pgno);
+        if (d)
+            return d;
+    }
+    return NULL;
+}
+
 page *dirty_find_chain(MDB_txn *txn, pgno_t pgno, int *own)
 {
     *own = 1;
-    for (MDB_txn *t = txn; t; t = t->parent) {
-        page *d = dirty_find(t, pgno);
-        if (d)
-            return d;
-        *own = 0;
-    }
-    return NULL;
+    page *d = index_find(txn, pgno);
+    if (d || !txn->parent)
+        return d;
+    *own = 0;
+    return find_in_ancestors(txn->parent, pgno);
 }
 
 int dirty_add(MDB_txn *txn, page *p)
@@ -165,11 +186,17 @@ int dirty_add(MDB_txn *txn, page *p)
         txn->dirty = d;
         txn->dirty_cap = cap;
     }
-    int rc = index_reserve(txn, n + 1);
-    if (rc)
-        return rc;
-    size_t i = (n == 0 || txn->dirty[n].pgno < p->pgno) ? n + 1 : dl_lower_bound(txn, p->pgno);
-    memmove(&txn->dirty[i + 1], &txn->dirty[i], (n + 1 - i) * sizeof(dirty_entry));
+    /* the hash has room (the usual case) unless it is missing or would pass half full */
+    if (!txn->dirty_index || 2 * (n + 1) > ((size_t)1 << txn->dirty_index_bits)) {
+        int rc = index_reserve(txn, n + 1);
+        if (rc)
+            return rc;
+    }
+    size_t i = n + 1;
+    if (n && txn->dirty[n].pgno >= p->pgno) {
+        i = dl_lower_bound(txn, p->pgno);
+        memmove(&txn->dirty[i + 1], &txn->dirty[i], (n + 1 - i) * sizeof(dirty_entry));
+    }
     txn->dirty[i].pgno = p->pgno;
     txn->dirty[i].pg = p;
     DL_COUNT(txn) = n + 1;
@@ -192,8 +219,7 @@ void dirty_release_all(MDB_txn *txn)
 {
     if (!txn->dirty)
         return;
-    for (size_t i = 1; i <= DL_COUNT(txn); i++)
-        page_release(txn->env, txn->dirty[i].pg);
+    page_release_list(txn->env, txn->dirty + 1, DL_COUNT(txn));
     index_clear(txn);
     DL_COUNT(txn) = 0;
     if (txn->spill_pgs)

@@ -11,8 +11,6 @@
  * key pglast (reusable by the next writer at once).  Every page below next_pgno is either
  * reachable or listed exactly once.
  */
-#include <stdlib.h>
-
 #include "core.h"
 #include "readers.h"
 
@@ -30,6 +28,19 @@ static pgno_t take_run(pgno_list l, unsigned n)
     size_t cnt = l[0];
     if (cnt < n)
         return P_INVALID;
+    if (n == 1) {
+        /* the lowest page, as for a run; a short list shifts quicker by hand than by a
+         * memmove call, and most txns hold a handful of reclaimed pages */
+        pgno_t pg = l[1];
+        if (cnt <= 16) {
+            for (size_t i = 1; i < cnt; i++)
+                l[i] = l[i + 1];
+        } else {
+            memmove(&l[1], &l[2], (cnt - 1) * sizeof(pgno_t));
+        }
+        l[0] = cnt - 1;
+        return pg;
+    }
     for (size_t i = 1; i + n - 1 <= cnt; i++) {
         if (l[i + n - 1] - l[i] == n - 1) {
             pgno_t pg = l[i];
@@ -41,47 +52,75 @@ static pgno_t take_run(pgno_list l, unsigned n)
     return P_INVALID;
 }
 
-/* Consume the next eligible record into reclaimed: 0, MDB_NOTFOUND (none left) or error. */
+/* Consume the next eligible record into reclaimed: 0, MDB_NOTFOUND (none left) or error.
+ * "None left" holds for the rest of the txn (FREE_DBI changes only at commit, and oldest
+ * is fixed for the txn), so it is remembered as drained_at = pglast + 1: a txn that used
+ * up its record and needs more pages does not search the tree again for each one. */
 static int load_next(MDB_txn *txn)
 {
+    txnid_t want = txn->pglast + 1;
+    if (txn->drained_at == want)
+        return MDB_NOTFOUND;
     if (txn->oldest == 0)
         txn->oldest = freelist_oldest(txn);
     MDB_cursor mc;
     cursor_init(&mc, txn, FREE_DBI);
-    txnid_t want = txn->pglast + 1;
     MDB_val key = {sizeof(want), &want}, data;
-    int rc = cursor_get(&mc, &key, &data, MDB_SET_RANGE);
+    /* nothing consumed yet: the first record, found without comparing keys (a key 0,
+     * which no writer makes, is passed over as the range search would) */
+    int rc = cursor_get(&mc, &key, &data, want == 1 ? MDB_FIRST : MDB_SET_RANGE);
+    txnid_t k = 0;
+    if (rc == 0 && key.mv_size == sizeof(k))
+        memcpy(&k, key.mv_data, sizeof(k));
+    if (rc == 0 && k < want) {
+        key.mv_size = sizeof(want);
+        key.mv_data = &want;
+        rc = cursor_get(&mc, &key, &data, MDB_SET_RANGE);
+    }
+    if (rc == MDB_NOTFOUND)
+        txn->drained_at = want;
     if (rc)
         return rc;
     if (key.mv_size != sizeof(txnid_t))
         return CORRUPT_AT(mc.pg[mc.top]->pgno);
-    txnid_t k;
     memcpy(&k, key.mv_data, sizeof(k));
-    if (k >= txn->oldest)
+    if (k >= txn->oldest) {
+        txn->drained_at = want;
         return MDB_NOTFOUND;
+    }
     if (data.mv_size < sizeof(pgno_t))
         return CORRUPT_AT(mc.pg[mc.top]->pgno);
-    const pgno_t *ids = data.mv_data;
+    /* The record lists its pages descending; reclaimed is ascending.  Check them all
+     * first, then merge from the back of both, which walks the record from its front:
+     * no copy of the record is needed.  (memcpy: a node's data is only 2-byte aligned.) */
+    const uint8_t *ids = data.mv_data;
     pgno_t cnt;
     memcpy(&cnt, ids, sizeof(cnt));
     if (cnt > data.mv_size / sizeof(pgno_t) - 1)
         return CORRUPT_AT(mc.pg[mc.top]->pgno);
-    pgno_t *asc = malloc((cnt ? cnt : 1) * sizeof(pgno_t));
-    if (!asc)
-        return ENOMEM;
-    for (size_t i = 0; i < cnt; i++) {
+    pgno_t prev = txn->next_pgno;
+    for (size_t i = 1; i <= cnt; i++) {
         pgno_t pg;
-        memcpy(&pg, &ids[cnt - i], sizeof(pg));
-        if (pg < CORE_DBS || pg >= txn->next_pgno || (i && pg <= asc[i - 1])) {
-            free(asc);
+        memcpy(&pg, ids + i * sizeof(pgno_t), sizeof(pg));
+        if (pg < CORE_DBS || pg >= prev)
             return CORRUPT_AT(mc.pg[mc.top]->pgno);
-        }
-        asc[i] = pg;
+        prev = pg;
     }
-    rc = idl_merge(&txn->reclaimed, asc, cnt);
-    free(asc);
-    if (rc)
+    if ((rc = idl_need(&txn->reclaimed, cnt)) != 0)
         return rc;
+    pgno_list d = txn->reclaimed;
+    size_t i = d[0], j = 1, w = d[0] + cnt;
+    while (j <= cnt) {
+        pgno_t pg;
+        memcpy(&pg, ids + j * sizeof(pgno_t), sizeof(pg));
+        if (i > 0 && d[i] > pg) {
+            d[w--] = d[i--];
+        } else {
+            d[w--] = pg;
+            j++;
+        }
+    }
+    d[0] += cnt;
     txn->pglast = k;
     return 0;
 }

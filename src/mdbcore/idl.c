@@ -67,9 +67,25 @@ static int pgno_order(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A commit's own freed list is usually a handful of pages: an insertion sort costs a
+ * few compares there, where qsort (glibc's merge sort) pays for a call per compare and a
+ * temporary buffer. */
+#define IDL_SMALL_SORT 16
+
 void idl_sort(pgno_list l)
 {
-    qsort(l + 1, l[0], sizeof(pgno_t), pgno_order);
+    size_t n = l[0];
+    if (n > IDL_SMALL_SORT) {
+        qsort(l + 1, n, sizeof(pgno_t), pgno_order);
+        return;
+    }
+    for (size_t i = 2; i <= n; i++) {
+        pgno_t v = l[i];
+        size_t j = i;
+        for (; j > 1 && l[j - 1] > v; j--)
+            l[j] = l[j - 1];
+        l[j] = v;
+    }
 }
 
 int idl_merge(pgno_list *l, const pgno_t *src, size_t n)

@@ -118,11 +118,16 @@ static int lf_mutex_wait(pthread_mutex_t *m)
      * over ten seconds to fail this way) */
     if (lf_word_impossible(m))
         return MDB_PANIC;
+    /* uncontended, the usual case for a writer: no clock read, no timed wait (a try
+     * reports a dead owner or an unrecoverable mutex just as the timed lock does) */
+    int rc = pthread_mutex_trylock(m);
+    if (rc != EBUSY)
+        return rc;
     for (;;) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 1;
-        int rc = pthread_mutex_timedlock(m, &until);
+        rc = pthread_mutex_timedlock(m, &until);
         if (rc != ETIMEDOUT)
             return rc;
         int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);

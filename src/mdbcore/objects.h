@@ -100,6 +100,8 @@ struct MDB_txn {
     pgno_list reclaimed;  /* pages taken from old free-list records, not yet used (freelist.c) */
     txnid_t pglast;       /* newest free-list record consumed into `reclaimed` (freelist.c) */
     txnid_t oldest;       /* oldest snapshot still readable, cached for this txn (freelist.c) */
+    txnid_t drained_at;   /* pglast + 1 when no record after pglast is eligible; 0: not known
+                           * (freelist.c; an ancestor's value stays right: see load_next) */
     int saving_freelist;  /* commit is writing FREE_DBI: freed dirty pages bypass loose (freelist.c) */
     int owns_slot;        /* read txn: slot is per-txn (NOTLS) and released with the txn (txn.c) */
     pgno_t first_new;     /* next_pgno at begin: pages >= this were never on disk (page_alloc.c) */
@@ -176,7 +178,8 @@ struct MDB_env {
     unsigned os_psize;    /* OS page size */
     unsigned maxreaders;
     unsigned numreaders_cached;
-    MDB_dbi numdbs;       /* handles in use (>= CORE_DBS) */
+    MDB_dbi numdbs;       /* handles in use (>= CORE_DBS); only grows; written under
+                           * dbi_mutex with release order, so txn.c may load it unlocked */
     MDB_dbi maxdbs;       /* maxdbs + CORE_DBS */
     pid_t pid;            /* process that opened the env (fork detection) */
     char *path;           /* as given to mdb_env_open */
@@ -226,7 +229,7 @@ struct MDB_env {
     unsigned rtxn_cached;
     /* The last ended top-level write txn, its dirty list, hash, page lists and cursor table
      * kept for the next (txn.c): allocating and faulting them in again cost more than a
-     * small txn's work.  Guarded by dbi_mutex. */
+     * small txn's work.  Taken and given back with atomic swaps. */
     MDB_txn *wtxn_cache;
     /* Cursors of ended write txns, kept for reuse (cursor_alloc.c); only the writer,
      * holding the writer lock, touches them. */

@@ -88,6 +88,10 @@ static int px_pwrite(int fd, const void *buf, size_t len, off_t off)
 
 static int px_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off)
 {
+    /* One piece (a lone page, the common case of a small commit) goes through pwrite(2):
+     * pwritev(2) first imports the vector, about 5% more system time a call on tmpfs. */
+    if (iovcnt == 1)
+        return px_pwrite(fd, iov[0].iov_base, iov[0].iov_len, off);
     size_t total = 0;
     for (int i = 0; i < iovcnt; i++)
         total += iov[i].iov_len;

@@ -74,12 +74,19 @@ int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out)
     return 0;
 }
 
+int page_free_clean(MDB_txn *txn, pgno_t pgno)
+{
+    /* what page_free does once its dirty lookups come back empty */
+    return idl_push(&txn->free_pgs, pgno);
+}
+
 int page_free(MDB_txn *txn, pgno_t pgno, unsigned npages)
 {
     int own;
     page *d = dirty_find_chain(txn, pgno, &own);
     if (!d)
-        return idl_append_run(&txn->free_pgs, pgno, npages);
+        return npages == 1 ? idl_push(&txn->free_pgs, pgno)
+                           : idl_append_run(&txn->free_pgs, pgno, npages);
     if (!own) { /* an ancestor's page: it becomes free only if we commit */
         int rc = idl_append(&txn->parent_freed, pgno);
         return rc ? rc : idl_append(&txn->parent_freed, npages);

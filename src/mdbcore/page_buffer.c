@@ -45,6 +45,23 @@ void page_release(MDB_env *env, page *p)
     free(p);
 }
 
+void page_release_list(MDB_env *env, const dirty_entry *list, size_t n)
+{
+    if (env->flags & MDB_WRITEMAP)
+        return;
+    size_t room = PAGE_CACHE_BYTES / env->psize;
+    for (size_t i = 0; i < n; i++) {
+        page *p = list[i].pg;
+        if ((!(p->flags & P_OVERFLOW) || p->u.overflow_pages == 1) && env->page_cache_count < room) {
+            *(page **)p = env->page_cache;
+            env->page_cache = p;
+            env->page_cache_count++;
+        } else {
+            free(p);
+        }
+    }
+}
+
 void page_cache_free(MDB_env *env)
 {
     while (env->page_cache) {

@@ -52,7 +52,7 @@ int page_make_writable(MDB_txn *txn, page *p, page **out)
         return 0;
     }
     /* written out early by this txn (spill.c): nobody else can see it, keep its number */
-    if ((rc = spill_take_back(txn, p, &np)) != 0 || np) {
+    if (txn->spill_pgs && ((rc = spill_take_back(txn, p, &np)) != 0 || np)) {
         *out = np;
         return rc;
     }
@@ -62,7 +62,8 @@ int page_make_writable(MDB_txn *txn, page *p, page **out)
     page_copy(np, p, env->psize);
     np->pgno = newpg;
     np->flags |= P_DIRTY;
-    if ((rc = page_free(txn, oldpg, 1)) != 0)
+    /* p is a map page (no P_DIRTY) not spilled by this txn: in no dirty list */
+    if ((rc = page_free_clean(txn, oldpg)) != 0)
         return rc;
     *out = np;
     return 0;

@@ -144,9 +144,15 @@ static int spill(MDB_txn *txn, MDB_cursor *mc, const MDB_val *key, const MDB_val
     return rc;
 }
 
+/* Room enough: the answer for nearly every call, checked before entering spill(). */
+static inline int roomy(const MDB_txn *txn, size_t need)
+{
+    return txn->dirty[0].pgno + need <= txn->env->max_dirty;
+}
+
 int spill_before_write(MDB_cursor *mc, const MDB_val *key, const MDB_val *data)
 {
-    return spill(mc->txn, mc, key, data, NEED_PER_OP);
+    return roomy(mc->txn, NEED_PER_OP) ? 0 : spill(mc->txn, mc, key, data, NEED_PER_OP);
 }
 
 int spill_before_merge(MDB_txn *parent, size_t incoming)
@@ -156,7 +162,8 @@ int spill_before_merge(MDB_txn *parent, size_t incoming)
 
 int spill_before_commit(MDB_txn *txn)
 {
-    return spill(txn, NULL, NULL, NULL, NEED_AT_COMMIT + (size_t)txn->ntouched);
+    size_t need = NEED_AT_COMMIT + (size_t)txn->ntouched;
+    return roomy(txn, need) ? 0 : spill(txn, NULL, NULL, NULL, need);
 }
 
 static size_t spilled_at(const pgno_list l, pgno_t pgno)

@@ -81,6 +81,7 @@ static int renew_inner(MDB_txn *txn)
         txn->reclaimed[0] = 0;
         txn->pglast = 0;
         txn->oldest = 0;
+        txn->drained_at = 0;
         txn->saving_freelist = 0;
         txn->loose_pgs = NULL;
         txn->loose_count = 0;
@@ -102,9 +103,9 @@ static int renew_inner(MDB_txn *txn)
         txn->dbseq[i] = env->dbseq[i];
         txn->dbstate[i] = DBS_VALID;
     }
-    pthread_mutex_lock(&env->dbi_mutex);
-    txn->numdbs = env->numdbs;
-    pthread_mutex_unlock(&env->dbi_mutex);
+    /* env->numdbs only grows, and is stored with release order under dbi_mutex after the
+     * handles below it were set up: an acquire load sees them as the mutex would */
+    txn->numdbs = __atomic_load_n(&env->numdbs, __ATOMIC_ACQUIRE);
     if (txn->dbs[MAIN_DBI].root != P_INVALID && txn->dbs[MAIN_DBI].root >= txn->next_pgno)
         return CORRUPT_AT(txn->dbs[MAIN_DBI].root);
     /* Another process grew the map (the size is in the meta): a growing map follows it
@@ -208,13 +209,12 @@ static void rtxn_put(MDB_env *env, MDB_txn *txn)
     free(txn);
 }
 
-/* A cached write txn object (arrays kept, emptied), else NULL. */
+/* A cached write txn object (arrays kept, emptied), else NULL.  The cache is one
+ * pointer, taken and given back with atomic swaps: a mutex round trip on each begin and
+ * commit was a measurable part of a small txn. */
 static MDB_txn *wtxn_get(MDB_env *env)
 {
-    pthread_mutex_lock(&env->dbi_mutex);
-    MDB_txn *txn = env->wtxn_cache;
-    env->wtxn_cache = NULL;
-    pthread_mutex_unlock(&env->dbi_mutex);
+    MDB_txn *txn = __atomic_exchange_n(&env->wtxn_cache, NULL, __ATOMIC_ACQUIRE);
     if (!txn)
         return NULL;
     MDB_txn keep = *txn;
@@ -246,13 +246,9 @@ static void wtxn_put(MDB_env *env, MDB_txn *txn)
 {
     idl_free(txn->spill_pgs); /* rare, and sized for that txn */
     txn->spill_pgs = NULL;
-    pthread_mutex_lock(&env->dbi_mutex);
-    if (!env->wtxn_cache) {
-        env->wtxn_cache = txn;
-        txn = NULL;
-    }
-    pthread_mutex_unlock(&env->dbi_mutex);
-    if (txn)
+    MDB_txn *none = NULL;
+    if (!__atomic_compare_exchange_n(&env->wtxn_cache, &none, txn, 0, __ATOMIC_RELEASE,
+                                     __ATOMIC_RELAXED))
         wtxn_free(txn);
 }
 
@@ -313,6 +309,15 @@ static void txn_end(MDB_txn *txn, int free_it)
 static void dbis_settle(MDB_txn *txn, int keep)
 {
     MDB_env *env = txn->env;
+    /* Most txns open no handle: then there is nothing to publish and the mutex is not
+     * taken (env->numdbs only grows, so a count already covering ours stays so). */
+    int any_new = 0;
+    for (MDB_dbi j = 0; j < txn->ntouched && !any_new; j++) {
+        MDB_dbi i = txn->touched[j];
+        any_new = i >= CORE_DBS && (txn->dbstate[i] & DBS_NEW);
+    }
+    if (!any_new && (!keep || txn->numdbs <= __atomic_load_n(&env->numdbs, __ATOMIC_ACQUIRE)))
+        return;
     pthread_mutex_lock(&env->dbi_mutex);
     for (MDB_dbi j = 0; j < txn->ntouched; j++) {
         MDB_dbi i = txn->touched[j];
@@ -325,7 +330,7 @@ static void dbis_settle(MDB_txn *txn, int keep)
         }
     }
     if (keep && txn->numdbs > env->numdbs)
-        env->numdbs = txn->numdbs;
+        __atomic_store_n(&env->numdbs, txn->numdbs, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&env->dbi_mutex);
 }
 
