@@ -102,6 +102,9 @@ _lib_cread = lib.mdbpy_cread
 _lib_cseek = lib.mdbpy_cseek
 _lib_cput = lib.mdbpy_cput
 _lib_cursor_get = lib.mdbpy_cursor_get
+# The Transaction/Cursor states of the fast paths (helpers.h): not zeroed (their buffers
+# are 2 KiB), every field is set before their gate opens.
+_new_state = ffi.new_allocator(should_clear_after_alloc=False)
 _lib_cursor_put = lib.mdbpy_cursor_put
 _lib_cursor_batch = lib.mdbpy_cursor_batch
 

@@ -38,6 +38,7 @@ from ._ffi import (
     _lib_cursor_batch,
     _lib_cursor_get,
     _lib_cursor_put,
+    _new_state,
     _op,
     _put_error,
     _put_flags,
@@ -100,13 +101,14 @@ class Cursor:
         if not db._valid or db._owner is not txn.env:
             raise _closed()
         curp = ffi.new("MDB_cursor **")
-        # The hot calls' guard and buffer (see helpers.h); the slow paths use the same
-        # record fields (_k, _v).  Allocated before the engine's cursor: nothing after its
-        # open may fail before the slot below owns it.
-        cst = self._cst = ffi.new("mdbpy_curst *")
+        # The hot calls' guard and buffer (see helpers.h).  Allocated before the engine's
+        # cursor: nothing after its open may fail before the slot below owns it.
+        cst = self._cst = _new_state("mdbpy_curst *")
+        cst.gate = 0  # shut until the cursor is there
         self._view = ffi.buffer(cst.buf)
-        self._k = ffi.addressof(cst, "k")
-        self._v = ffi.addressof(cst, "v")
+        # the record as the slow paths read it (the fast paths' stays in the state)
+        self._k = ffi.new("mdbpy_val *")
+        self._v = ffi.new("mdbpy_val *")
         txn._enter()
         try:
             rc = lib.mdb_cursor_open(txn._txn, db._dbi, curp)

@@ -23,6 +23,7 @@ from ._ffi import (
     _lib_tdel,
     _lib_tget,
     _lib_tput,
+    _new_state,
     _op,
     _out_call,
     _put_error,
@@ -192,7 +193,8 @@ class Transaction:
         # The hot calls' guard and buffer (see helpers.h): get/put/delete's fast paths
         # check and count there, in C, not with _enter/_leave.  (Allocated before the
         # engine's txn: nothing after the begin may fail and leak it.)
-        st = self._st = ffi.new("mdbpy_txnst *")
+        st = self._st = _new_state("mdbpy_txnst *")
+        st.gate = 0  # shut until the txn is there
         self._val = ffi.new("mdbpy_val *")
         self._view = ffi.buffer(st.buf)
         txn = None
