@@ -31,6 +31,7 @@ from ._ffi import (
     _STALE,
     _badvalsize,
     _inbuf,
+    _lib_cinit,
     _lib_cmove,
     _lib_cput,
     _lib_cread,
@@ -103,8 +104,7 @@ class Cursor:
         curp = ffi.new("MDB_cursor **")
         # The hot calls' guard and buffer (see helpers.h).  Allocated before the engine's
         # cursor: nothing after its open may fail before the slot below owns it.
-        cst = self._cst = _new_state("mdbpy_curst *")
-        cst.gate = 0  # shut until the cursor is there
+        cst = self._cst = _new_state("mdbpy_curst *")  # (its gate opens in _lib_cinit)
         self._view = ffi.buffer(cst.buf)
         # the record as the slow paths read it (the fast paths' stays in the state)
         self._k = ffi.new("mdbpy_val *")
@@ -112,6 +112,8 @@ class Cursor:
         txn._enter()
         try:
             rc = lib.mdb_cursor_open(txn._txn, db._dbi, curp)
+            if not rc:  # (while counted: it releases the GIL, and the txn must not end)
+                _lib_cinit(cst, curp[0], txn._st)
         finally:
             txn._leave()
         if rc:
@@ -119,9 +121,6 @@ class Cursor:
         self._cur = curp[0]
         self._slot = slot = _CursorSlot(curp[0], weakref.ref(self))
         txn._cursors[slot] = None  # from here on the handle is closed, whatever happens
-        cst.cur = curp[0]
-        cst.txn = txn._st
-        cst.gate = 1  # open
         self._cutxn = txn
         self._db = db
         self._positioned = False

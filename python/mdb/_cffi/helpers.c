@@ -123,6 +123,25 @@ static int txn_enter(mdbpy_txnst *t)
     return 0;
 }
 
+void mdbpy_tinit(mdbpy_txnst *t, MDB_txn *txn, MDB_dbi dbi, mdbpy_txnst *parent,
+                 mdbpy_envst *env)
+{
+    t->rc = 0;
+    t->dbi = dbi;
+    t->txn = txn;
+    t->parent = parent;
+    t->env = env;
+    __atomic_store_n(&t->gate, 1u, __ATOMIC_SEQ_CST);
+}
+
+void mdbpy_cinit(mdbpy_curst *c, MDB_cursor *cur, mdbpy_txnst *txn)
+{
+    c->rc = 0;
+    c->cur = cur;
+    c->txn = txn;
+    __atomic_store_n(&c->gate, 1u, __ATOMIC_SEQ_CST);
+}
+
 int mdbpy_close(void *st, int if_idle)
 {
     unsigned int *g = st;

@@ -85,6 +85,10 @@ typedef struct mdbpy_curst {
     mdbpy_val v;
     char buf[2048]; /* key and value, back to back, when they fit */
 } mdbpy_curst;
+/* Fill in a new state (allocated unzeroed, never used before) and open its gate. */
+void mdbpy_tinit(mdbpy_txnst *t, MDB_txn *txn, MDB_dbi dbi, mdbpy_txnst *parent,
+                 mdbpy_envst *env);
+void mdbpy_cinit(mdbpy_curst *c, MDB_cursor *cur, mdbpy_txnst *txn);
 /* Shut the gate of st (any state).  With if_idle, only if no call is in flight: 0 if
  * shut, else nonzero and nothing changed (a commit/abort/close refused).  Without: shut
  * in any case; returns the calls still in flight (the caller waits for 0). */

@@ -14,6 +14,7 @@ from ._ffi import (
     _ERR,
     _KEYEXIST,
     _NOTFOUND,
+    _NULL,
     _STALE,
     HAVE_CHECK,
     _inbuf,
@@ -22,6 +23,7 @@ from ._ffi import (
     _lib_put,
     _lib_tdel,
     _lib_tget,
+    _lib_tinit,
     _lib_tput,
     _new_state,
     _op,
@@ -193,10 +195,9 @@ class Transaction:
         # The hot calls' guard and buffer (see helpers.h): get/put/delete's fast paths
         # check and count there, in C, not with _enter/_leave.  (Allocated before the
         # engine's txn: nothing after the begin may fail and leak it.)
-        st = self._st = _new_state("mdbpy_txnst *")
-        st.gate = 0  # shut until the txn is there
-        self._val = ffi.new("mdbpy_val *")
+        st = self._st = _new_state("mdbpy_txnst *")  # (its gate opens in _lib_tinit)
         self._view = ffi.buffer(st.buf)
+        self._val: Any = None  # _get's result, allocated by its first call
         txn = None
         env._active += 1  # counted before the check: close() waits for us
         if parent is not None:
@@ -221,6 +222,9 @@ class Transaction:
                 if rc:
                     _raise("mdb_txn_begin", rc)
                 txn = txnp[0]
+            # (counted in env._active: it releases the GIL, and close() must wait)
+            pst = parent._st if parent is not None else _NULL
+            _lib_tinit(st, txn, self._db._dbi, pst, env._st)
             if not env._valid:  # closed by another thread while we waited
                 lib.mdb_txn_abort(txn)
                 raise _closed()
@@ -229,11 +233,6 @@ class Transaction:
                 parent._leave()
             env._active -= 1
         self._txn = txn
-        st.txn = txn
-        st.dbi = self._db._dbi
-        st.parent = parent._st if parent is not None else ffi.NULL
-        st.env = env._st
-        st.gate = 1  # open
         self._valid = True
         env._txns.append(self)
         if parent is not None:
@@ -248,10 +247,11 @@ class Transaction:
         return self._txenv
 
     def _check(self) -> None:
-        if not self._valid or not self.env._valid:
+        env = self._txenv  # (not the env property: begin/commit run it twice)
+        if not self._valid or not env._valid:
             raise _closed()
-        if self.env._pid != _pid:
-            raise _forked(self.env._pid)
+        if env._pid != _pid:
+            raise _forked(env._pid)
 
     # cffi releases the GIL around every engine call.  A call is bracketed by
     # _enter/_leave: the counters go up *before* validity is re-checked, so
@@ -284,7 +284,7 @@ class Transaction:
         if check_busy and self._busy:
             self._valid = True
             raise Error("Transaction is in use by another thread.")
-        env = self.env
+        env = self._txenv
         # Then the gate of the fast paths (see helpers.h): a check_busy end is refused
         # while one is in flight, other ends wait for it (it is short).  (Meanwhile the
         # GIL is released: a slow path starting then in another thread finds the txn
@@ -420,6 +420,8 @@ class Transaction:
             d = self._db if db is None else self._resolve(db)
             k, kl = (key, len(key)) if type(key) is bytes else _inbuf(key, "key")
             val = self._val
+            if val is None:
+                val = self._val = ffi.new("mdbpy_val *")
             rc = _lib_get(self._txn, d._dbi, k, kl, val)
             if rc:
                 if rc == _NOTFOUND:
@@ -587,9 +589,10 @@ class Transaction:
         finally:
             self._leave()
 
-    @_op
     def cursor(self, db: _Database | None = None) -> Cursor:
         """A cursor over db."""
+        # (no @_op: the checks raise what _enter would, and Cursor() counts its own
+        # engine call)
         self._check()
         return Cursor(self._resolve(db), self)
 
@@ -655,8 +658,8 @@ class Transaction:
 
     def abort(self) -> None:
         """Abandon the transaction. Idempotent."""
-        if self._valid and self.env._pid != _pid:
-            raise _forked(self.env._pid)
+        if self._valid and self._txenv._pid != _pid:
+            raise _forked(self._txenv._pid)
         self._end(False, check_busy=True)
 
     def __enter__(self) -> Transaction:
