@@ -261,10 +261,10 @@ class Cursor:
 
     # _pos (first/next/...), _current (key/value/item) and _seek are hot.  Their fast path
     # is one helper call, which checks and counts in the C states (see helpers.h) what
-    # _enter/_leave check and count, when no read-ahead batch is pending (_sync); a stale
-    # state (closed, ended, forked, or an end being tried) or a record too big for the
-    # cursor's buffer sends them to the slow path, which brackets its work with
-    # _enter/_leave and raises what it always did.
+    # _enter/_leave check and count, when no read-ahead batch is pending (_sync); a shut
+    # gate (MDBPY_STALE: the cursor or its txn ended, the env closed or being resized, a
+    # forked child) or a record too big for the cursor's buffer sends them to the slow
+    # path, which brackets its work with _enter/_leave and raises what it always did.
     def _pos(self, op: int) -> bool:
         self._put_only = False
         if self._pend is None:

@@ -396,10 +396,10 @@ class Transaction:
 
     # get/put/delete are the hot calls.  Their fast path (bytes arguments, the txn's own
     # database, put's default flags) is one helper call, which checks and counts in the C
-    # state (see helpers.h) what _enter/_leave check and count; a stale state (ended,
-    # closed, forked, or an end being tried) sends it to the slow path, which raises what
-    # it always did.  The slow paths inline what @_op, _resolve and _inbuf do for the
-    # common case (same checks, same order, same errors).
+    # state (see helpers.h) what _enter/_leave check and count; a shut gate (MDBPY_STALE:
+    # the txn ended, its env closed or being resized, a forked child) sends it to the slow
+    # path, which raises what it always did.  The slow paths inline what @_op, _resolve
+    # and _inbuf do for the common case (same checks, same order, same errors).
     def get(self, key: Any, default: Any = None, db: _Database | None = None) -> Any:
         """The (first) value of key, or default."""
         if db is None and type(key) is bytes and not self._buffers:
