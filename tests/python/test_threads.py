@@ -123,6 +123,24 @@ while True:  # as abort: refused while a call runs
 th.join()
 txn.abort()
 """,
+    "parent_abort_during_child_calls": """
+db = env.open_db(b"sub")
+parent = env.begin(write=True)
+child = env.begin(write=True, parent=parent)
+def worker():  # the slow paths (a memoryview key, db=) and the fast ones
+    for i in range(20000):
+        child.get(memoryview(b"%06d" % (i % 2000)))
+        child.put(b"c%06d" % i, b"x", db=db)
+        child.put(b"d%06d" % i, b"x")
+th = threading.Thread(target=guard(worker)); th.start()
+while True:  # refused while a call of the child runs, never a crash
+    try:
+        parent.abort()
+        break
+    except mdb.Error as e:
+        assert "in use" in str(e), e
+th.join()
+""",
     "buffers_after_close": """
 views = []
 def reader():

@@ -257,7 +257,8 @@ class Transaction:
     # _enter/_leave: the counters go up *before* validity is re-checked, so
     # close() (which waits for env._active) and commit/abort (which refuse
     # while _busy, counted on this txn and its ancestors) never free what a
-    # call in flight is using.
+    # call in flight is using.  The ancestors' validity is checked too: an
+    # ancestor's end, once past its _busy check, discards this txn (unchecked).
     def _enter(self) -> None:
         env = self._txenv
         env._active += 1
@@ -269,6 +270,12 @@ class Transaction:
             self._leave()
             self._check()
             raise _closed()
+        t = self._parent
+        while t is not None:
+            if not t._valid:
+                self._leave()
+                raise _closed()
+            t = t._parent
 
     def _leave(self) -> None:
         self._txenv._active -= 1
