@@ -28,13 +28,16 @@ def test_repeated_reads_answer_from_the_cursor(lm, env, monkeypatch):
     if lm.backend == "cffi":  # count the engine reads of the record
         import mdb._cffi.cursor as cffi_cursor
 
-        real = cffi_cursor._lib_cursor_get
+        def counting(real: Any) -> Any:
+            def call(*args: Any) -> int:
+                calls.append(args[1])
+                return int(real(*args))
 
-        def counting(*args: Any) -> int:
-            calls.append(args[1])
-            return int(real(*args))
+            return call
 
-        monkeypatch.setattr(cffi_cursor, "_lib_cursor_get", counting)
+        # (the slow path's mdbpy_cursor_get and the fast path's mdbpy_cread)
+        for name in ("_lib_cursor_get", "_lib_cread"):
+            monkeypatch.setattr(cffi_cursor, name, counting(getattr(cffi_cursor, name)))
     for write in (False, True):
         t = env.begin(write=write)
         c = t.cursor()

@@ -129,3 +129,42 @@ def test_child_cursor_raises_after_reading(env):
 
     assert _in_child(child) == "fork,fork,fork"
     assert c.item() == (b"k", b"v")  # parent unaffected
+
+
+def test_child_hot_calls_raise(env):
+    """Every hot call of an inherited read or write transaction and cursor raises in the
+    child (the cffi backend's fast paths check a state the fork handler marks) and leaves
+    the parent's objects working."""
+    with env.begin(write=True) as t:
+        t.put(b"k", b"v")
+    reader = env.begin()
+    rc = reader.cursor()
+    assert rc.first()
+    writer = env.begin(write=True)
+    wc = writer.cursor()
+
+    def child():
+        out = []
+        for fn in (
+            lambda: reader.get(b"k"),
+            lambda: rc.next(),
+            lambda: rc.key(),
+            lambda: rc.get(b"k"),
+            lambda: rc.set_range(b"a"),
+            lambda: next(iter(rc)),
+            lambda: writer.put(b"x", b"y"),
+            lambda: writer.delete(b"k"),
+            lambda: wc.put(b"x", b"y"),
+            lambda: wc.putmulti([(b"x", b"y")]),
+            lambda: next(iter(wc)),
+        ):
+            try:
+                out.append(f"no error: {fn()!r}")
+            except mdb.Error as e:
+                out.append("fork" if "fork" in str(e) else str(e))
+        return ",".join(out)
+
+    assert _in_child(child) == ",".join(["fork"] * 11)
+    assert reader.get(b"k") == b"v" and rc.item() == (b"k", b"v")  # parent unaffected
+    assert writer.put(b"x", b"y") and wc.put(b"z", b"w") and writer.get(b"z") == b"w"
+    writer.abort()

@@ -75,6 +75,72 @@ import time; time.sleep(0.05)
 env.close()
 for th in threads: th.join()
 """,
+    "abort_during_gets": """
+txn = env.begin()
+def reader():
+    for _ in range(20):
+        for i in range(2000):
+            assert txn.get(b"%06d" % i) == b"v" * 200
+th = threading.Thread(target=guard(reader)); th.start()
+while True:  # refused while a get runs, never a crash; the reader then raises mdb.Error
+    try:
+        txn.abort()
+        break
+    except mdb.Error as e:
+        assert "in use" in str(e), e
+th.join()
+""",
+    "close_during_write_cursor": """
+def writer(n):
+    for _ in range(50):
+        with env.begin(write=True) as t:
+            c = t.cursor()
+            c.putmulti([(b"p%d-%04d" % (n, i), b"x" * 100) for i in range(200)])
+            for _ in c.iternext():
+                pass
+            for i in range(200):
+                c.set_key(b"p%d-%04d" % (n, i)) and c.item()
+threads = [threading.Thread(target=guard(lambda n=n: writer(n))) for n in range(2)]
+for th in threads: th.start()
+import time; time.sleep(0.05)
+env.close()
+for th in threads: th.join()
+""",
+    "cursor_close_during_reads": """
+txn = env.begin()
+c = txn.cursor()
+def reader():
+    for _ in range(50):
+        for i in range(2000):
+            c.set_key(b"%06d" % i) and c.item() and c.next()
+th = threading.Thread(target=guard(reader)); th.start()
+while True:  # as abort: refused while a call runs
+    try:
+        c.close()
+        break
+    except mdb.Error as e:
+        assert "in use" in str(e), e
+th.join()
+txn.abort()
+""",
+    "parent_abort_during_child_calls": """
+db = env.open_db(b"sub")
+parent = env.begin(write=True)
+child = env.begin(write=True, parent=parent)
+def worker():  # the slow paths (a memoryview key, db=) and the fast ones
+    for i in range(20000):
+        child.get(memoryview(b"%06d" % (i % 2000)))
+        child.put(b"c%06d" % i, b"x", db=db)
+        child.put(b"d%06d" % i, b"x")
+th = threading.Thread(target=guard(worker)); th.start()
+while True:  # refused while a call of the child runs, never a crash
+    try:
+        parent.abort()
+        break
+    except mdb.Error as e:
+        assert "in use" in str(e), e
+th.join()
+""",
     "buffers_after_close": """
 views = []
 def reader():

@@ -58,6 +58,7 @@ def _after_fork() -> None:
     for st in list(_batches):  # prefetched records are the parent's: never yield them here
         st.cancel()
     for env in list(_envs):  # the cursors' cached records too: the parent's objects raise
+        env._st.gate = 0  # shut: the hot helpers refuse, the slow paths raise _forked
         for t in list(env._txns):
             t._wgen += 1
 
@@ -78,6 +79,11 @@ _DUPSORT = lib.MDB_DUPSORT
 _BADKEY = lib.MDBPY_BADKEY
 _BADVAL = lib.MDBPY_BADVAL
 _BIG = lib.MDBPY_BIG
+_STALE = lib.MDBPY_STALE
+_OUT = lib.MDBPY_OUT
+_ERR = lib.MDBPY_ERR
+_LOST = lib.MDBPY_LOST
+_LOST_EXIST = lib.MDBPY_LOST_EXIST
 _GET_CURRENT = lib.MDB_GET_CURRENT
 _SET_KEY = lib.MDB_SET_KEY
 _SET_RANGE = lib.MDB_SET_RANGE
@@ -88,7 +94,19 @@ _PREV = lib.MDB_PREV
 _lib_get = lib.mdbpy_get
 _lib_put = lib.mdbpy_put
 _lib_del = lib.mdbpy_del
+_lib_tinit = lib.mdbpy_tinit
+_lib_tget = lib.mdbpy_tget
+_lib_tput = lib.mdbpy_tput
+_lib_tdel = lib.mdbpy_tdel
+_lib_cinit = lib.mdbpy_cinit
+_lib_cmove = lib.mdbpy_cmove
+_lib_cread = lib.mdbpy_cread
+_lib_cseek = lib.mdbpy_cseek
+_lib_cput = lib.mdbpy_cput
 _lib_cursor_get = lib.mdbpy_cursor_get
+# The Transaction/Cursor states of the fast paths (helpers.h): not zeroed (their buffers
+# are 2 KiB); mdbpy_tinit/mdbpy_cinit set every field the helpers read, and open them.
+_new_state = ffi.new_allocator(should_clear_after_alloc=False)
 _lib_cursor_put = lib.mdbpy_cursor_put
 _lib_cursor_batch = lib.mdbpy_cursor_batch
 

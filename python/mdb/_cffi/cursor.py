@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import time
 import weakref
 from operator import length_hint
 from struct import unpack_from
@@ -13,21 +14,32 @@ from ..errors import Error, _closed
 from ._ffi import (
     _BIG,
     _DUPSORT,
+    _ERR,
     _FIRST,
     _GET_BOTH,
     _GET_CURRENT,
     _KEYEXIST,
+    _LOST,
+    _LOST_EXIST,
     _NEXT,
     _NOTFOUND,
     _NULL,
+    _OUT,
     _PREV,
     _SET_KEY,
     _SET_RANGE,
+    _STALE,
     _badvalsize,
     _inbuf,
+    _lib_cinit,
+    _lib_cmove,
+    _lib_cput,
+    _lib_cread,
+    _lib_cseek,
     _lib_cursor_batch,
     _lib_cursor_get,
     _lib_cursor_put,
+    _new_state,
     _op,
     _put_error,
     _put_flags,
@@ -90,9 +102,18 @@ class Cursor:
         if not db._valid or db._owner is not txn.env:
             raise _closed()
         curp = ffi.new("MDB_cursor **")
+        # The hot calls' guard and buffer (see helpers.h).  Allocated before the engine's
+        # cursor: nothing after its open may fail before the slot below owns it.
+        cst = self._cst = _new_state("mdbpy_curst *")  # (its gate opens in _lib_cinit)
+        self._view = ffi.buffer(cst.buf)
+        # the record as the slow paths read it (the fast paths' stays in the state)
+        self._k = ffi.new("mdbpy_val *")
+        self._v = ffi.new("mdbpy_val *")
         txn._enter()
         try:
             rc = lib.mdb_cursor_open(txn._txn, db._dbi, curp)
+            if not rc:  # (while counted: it releases the GIL, and the txn must not end)
+                _lib_cinit(cst, curp[0], txn._st)
         finally:
             txn._leave()
         if rc:
@@ -112,8 +133,6 @@ class Cursor:
         self._cgen = -1
         self._ckey: bytes | None = None
         self._cval: bytes | None = None
-        self._k = ffi.new("mdbpy_val *")
-        self._v = ffi.new("mdbpy_val *")
         self._valid = True
 
     @property
@@ -169,6 +188,15 @@ class Cursor:
             if check_busy and self._busy:
                 self._valid = True
                 raise Error("Cursor is in use by another thread.")
+            # then the fast paths' gate, as Transaction._end does
+            if self._cutxn._txenv._pid == _pid:
+                if check_busy:
+                    if lib.mdbpy_close(self._cst, 1):
+                        self._valid = True
+                        raise Error("Cursor is in use by another thread.")
+                else:
+                    while lib.mdbpy_close(self._cst, 0):
+                        time.sleep(0.001)
             if self._pend is not None:
                 self._pend.cancel()
                 self._pend = None
@@ -231,10 +259,25 @@ class Cursor:
             return False
         return True
 
-    # _pos (first/next/...) and _current (key/value/item) are hot: they bracket their work
-    # with _enter/_leave themselves rather than through @_op.
+    # _pos (first/next/...), _current (key/value/item) and _seek are hot.  Their fast path
+    # is one helper call, which checks and counts in the C states (see helpers.h) what
+    # _enter/_leave check and count, when no read-ahead batch is pending (_sync); a shut
+    # gate (MDBPY_STALE: the cursor or its txn ended, the env closed or being resized, a
+    # forked child) or a record too big for the cursor's buffer sends them to the slow
+    # path, which brackets its work with _enter/_leave and raises what it always did.
     def _pos(self, op: int) -> bool:
         self._put_only = False
+        if self._pend is None:
+            self._cgen = -1
+            rc = _lib_cmove(self._cst, op)
+            if not rc:
+                self._positioned = True
+                return True
+            if rc == _NOTFOUND:
+                self._positioned = False
+                return False
+            if rc != _STALE:  # (bad argument sizes...: the position is as it was)
+                _raise("mdb_cursor_get", rc)
         self._enter()
         try:
             return self._do(op)
@@ -243,8 +286,24 @@ class Cursor:
 
     def _current(self, keys: bool, values: bool) -> Any:
         self._put_only = False
-        self._enter()
         txn = self._cutxn
+        if self._positioned and self._pend is None and not txn._buffers:
+            gen = txn._wgen
+            r = _lib_cread(self._cst, _GET_CURRENT)
+            if r >= 0:  # the record, copied: key and value with a slice each
+                view = self._view
+                kl = r & 0xFFFF
+                kb = self._ckey = view[:kl]
+                vb = self._cval = view[kl : r >> 16]
+                self._cgen = gen  # (kept until the next move or write, as below)
+                txn._cached = True
+                if keys and values:
+                    return kb, vb
+                return kb if keys else vb
+            if r == _NOTFOUND or r == _ERR:
+                self._positioned = False
+                return (b"", b"") if keys and values else b""
+        self._enter()
         try:
             if not self._positioned:
                 return (b"", b"") if keys and values else b""
@@ -373,6 +432,31 @@ class Cursor:
     # Like _pos, with a key (and value): set_key/set_range/get and the _dup seeks.
     def _seek(self, op: int, key: Any, value: Any, get: bool, default: Any) -> Any:
         self._put_only = False
+        if (
+            value is _NOARG
+            and type(key) is bytes
+            and self._pend is None
+            and not (get and self._cutxn._buffers)
+        ):
+            kl = len(key)
+            if op == _SET_RANGE and not kl:
+                op = _FIRST
+            self._cgen = -1
+            r = _lib_cseek(self._cst, op, key, kl)
+            if r >= 0:
+                self._positioned = True
+                if get:
+                    return self._view[r & 0xFFFF : r >> 16]
+                return True
+            if r == _NOTFOUND:
+                self._positioned = False
+                return default if get else False
+            if r == _ERR:  # (bad argument sizes...: the position is as it was)
+                _raise("mdb_cursor_get", self._cst.rc)
+            if r == _OUT and not get:
+                self._positioned = True
+                return True
+            # (_STALE; or _OUT for get: found, too big for the buffer, sought again below)
         self._enter()
         txn = self._cutxn
         env = txn._txenv
@@ -470,6 +554,12 @@ class Cursor:
 
     # -- writes
     def _put(self, key: Any, value: Any, flags: int) -> bool:
+        """put() inside _enter/_leave (or the fast path's counts)."""
+        if type(key) is bytes and type(value) is bytes:
+            self._cgen = -1
+            rc = _lib_cput(self._cst, key, len(key), value, len(value), flags)
+            if rc != _STALE:
+                return self._put_done(rc, len(key), len(value))
         k, kl = _inbuf(key, "key")
         v, vl = _inbuf(value, "value")
         # mdbpy_cursor_put checks the key and value sizes first (MDBPY_BADKEY/BADVAL)
@@ -489,7 +579,22 @@ class Cursor:
             return False
         _put_error("mdb_cursor_put", rc, kl, vl, self._cutxn._txenv)
 
-    @_op
+    def _put_done(self, rc: int, kl: int, vl: int) -> bool:
+        """The end of a _lib_cput that ran: as _put's, with the _refresh it did."""
+        txn = self._cutxn
+        if txn._cached or txn._parent is not None:
+            _wrote(txn)
+        if rc == 0 or rc == _LOST:
+            if not self._positioned:
+                self._put_only = True  # py-lmdb's delete() still sees it unpositioned
+            self._positioned = rc == 0
+            return True
+        if rc == _KEYEXIST or rc == _LOST_EXIST:
+            if rc == _LOST_EXIST:
+                self._positioned = False
+            return False
+        _put_error("mdb_cursor_put", rc, kl, vl, txn._txenv)
+
     def put(
         self,
         key: Any,
@@ -499,6 +604,19 @@ class Cursor:
         append: bool = False,
     ) -> bool:
         """Store a record and position on it; False if not written."""
+        if type(key) is bytes and type(value) is bytes and self._pend is None:
+            if dupdata is True and overwrite is True and append is False:
+                flags = 0
+            else:
+                flags = _put_flags(self._db, dupdata, overwrite, append)
+            self._cgen = -1
+            rc = _lib_cput(self._cst, key, len(key), value, len(value), flags)
+            if rc != _STALE:
+                return self._put_done(rc, len(key), len(value))
+        return self._put_slow(key, value, dupdata, overwrite, append)
+
+    @_op
+    def _put_slow(self, key: Any, value: Any, dupdata: bool, overwrite: bool, append: bool) -> bool:
         self._check()
         return self._put(key, value, _put_flags(self._db, dupdata, overwrite, append))
 
@@ -510,10 +628,25 @@ class Cursor:
         self._check()
         flags = _put_flags(self._db, dupdata, overwrite, append)
         consumed = added = 0
+        cst = self._cst
+        txn = self._cutxn
+        # (_enter/_leave count this whole call: a gate shut meanwhile, by a close() that
+        # waits for that count, only sends the rest to _put's slow way)
         for item in items:
             if type(item) is not tuple or len(item) != 2:
                 raise TypeError("putmulti() items must be 2-tuples (key, value)")
-            added += self._put(item[0], item[1], flags)
+            k, v = item
+            if type(k) is bytes and type(v) is bytes:
+                self._cgen = -1
+                rc = _lib_cput(cst, k, len(k), v, len(v), flags)
+                if rc == 0 and self._positioned and not txn._cached and txn._parent is None:
+                    added += 1  # _put_done's common case, inline
+                elif rc != _STALE:
+                    added += self._put_done(rc, len(k), len(v))
+                else:
+                    added += self._put(k, v, flags)
+            else:
+                added += self._put(k, v, flags)
             consumed += 1
         return consumed, added
 

@@ -120,6 +120,9 @@ class Environment:
     ) -> None:
         self._valid = False
         self._active = 0  # engine calls in flight on other threads (GIL released)
+        # The hot calls' gate (helpers.h): open while calls may start; they count
+        # themselves on their transactions' gates, which close() waits for too.
+        self._st = ffi.new("mdbpy_envst *")
         self._keeper: _MapKeeper | None = None
         self._env: Any = None
         self._txns: list[Transaction] = []
@@ -170,6 +173,7 @@ class Environment:
         self._readonly = bool(readonly)
         self._max_spare_txns = max_spare_txns
         self._valid = True
+        self._st.gate = 1  # open
         fdp = ffi.new("mdb_filehandle_t *")
         if lib.mdb_env_get_fd(env, fdp) == 0 and fdp[0] >= 0:
             keeper.reg_key = _registry.register(fdp[0], path_s, bool(subdir))
@@ -214,6 +218,14 @@ class Environment:
     def _leave(self) -> None:
         self._active -= 1
 
+    def _block(self) -> None:
+        """Stop new calls (with _valid False) and wait for the slow paths' in flight; the
+        fast paths' (counted on their transactions, see helpers.h) are waited for by the
+        ends of the transactions that follow (_end_all_txns)."""
+        lib.mdbpy_close(self._st, 0)
+        while self._active:
+            time.sleep(0.001)
+
     def _out(self, buffers: bool, val: Any) -> Any:
         """A record's key or value (an mdbpy_val) as bytes, or with buffers a memoryview."""
         if not buffers:
@@ -252,8 +264,7 @@ class Environment:
             for t in list(self._txns):  # release the writer lock others may wait for
                 if t._write and t._parent is None and t._valid:
                     t._end(False)
-        while self._active:
-            time.sleep(0.001)
+        self._block()
         self._end_all_txns()
         main = getattr(self, "_main_db", None)
         if main is not None:
@@ -264,11 +275,18 @@ class Environment:
         self._keeper = None
 
     def _end_all_txns(self) -> None:
-        while self._txns:
-            top = self._txns[-1]
+        txns = self._txns
+        while txns:
+            try:
+                top = txns[-1]
+            except IndexError:  # (its thread ended it meanwhile)
+                break
             while top._parent is not None and top._parent._valid:
                 top = top._parent
-            top._end(False)
+            if top._valid:
+                top._end(False)
+            else:  # its thread is ending it, and unlists it once the engine is done
+                time.sleep(0.001)
         keeper = self._keeper
         if keeper is not None and keeper.spare is not None:
             lib.mdb_txn_abort(keeper.spare)
@@ -571,8 +589,7 @@ class Environment:
             raise Error("Cannot set_mapsize while a write transaction is active")  # py-lmdb's
         self._valid = False  # no new calls while the map moves
         try:
-            while self._active:
-                time.sleep(0.001)
+            self._block()
             self._end_all_txns()
             rc = lib.mdb_env_set_mapsize(self._env, map_size)
             if rc:
@@ -582,6 +599,7 @@ class Environment:
                 self._map = self._map_range(fdp[0])
         finally:
             self._valid = True
+            lib.mdbpy_open(self._st)
 
     @_op
     def lib_version(self) -> tuple[int, int, int]:

@@ -83,6 +83,203 @@ int mdbpy_cursor_put(MDB_cursor *cur, const char *k, size_t klen, const char *v,
     return rc;
 }
 
+/* -- the guarded hot calls (see helpers.h) */
+
+/* A gate (see helpers.h): bit 0 open, 2 per call in flight. */
+static int gate_enter(unsigned int *g)
+{
+    if (__atomic_fetch_add(g, 2, __ATOMIC_SEQ_CST) & 1)
+        return 1;
+    __atomic_fetch_sub(g, 2, __ATOMIC_SEQ_CST);
+    return 0;
+}
+
+static void gate_leave(unsigned int *g)
+{
+    __atomic_fetch_sub(g, 2, __ATOMIC_SEQ_CST);
+}
+
+static void txn_leave(mdbpy_txnst *t)
+{
+    for (mdbpy_txnst *p = t; p; p = p->parent)
+        gate_leave(&p->gate);
+}
+
+/* Count the call on t and its ancestors, then check the environment (in that order: see
+ * helpers.h); 0, counted nowhere, if a gate is shut. */
+static int txn_enter(mdbpy_txnst *t)
+{
+    mdbpy_txnst *p;
+    for (p = t; p; p = p->parent) {
+        if (!gate_enter(&p->gate)) {
+            for (mdbpy_txnst *q = t; q != p; q = q->parent)
+                gate_leave(&q->gate);
+            return 0;
+        }
+    }
+    if (__atomic_load_n(&t->env->gate, __ATOMIC_SEQ_CST) & 1)
+        return 1;
+    txn_leave(t);
+    return 0;
+}
+
+void mdbpy_tinit(mdbpy_txnst *t, MDB_txn *txn, MDB_dbi dbi, mdbpy_txnst *parent,
+                 mdbpy_envst *env)
+{
+    t->rc = 0;
+    t->dbi = dbi;
+    t->txn = txn;
+    t->parent = parent;
+    t->env = env;
+    __atomic_store_n(&t->gate, 1u, __ATOMIC_SEQ_CST);
+}
+
+void mdbpy_cinit(mdbpy_curst *c, MDB_cursor *cur, mdbpy_txnst *txn)
+{
+    c->rc = 0;
+    c->cur = cur;
+    c->txn = txn;
+    __atomic_store_n(&c->gate, 1u, __ATOMIC_SEQ_CST);
+}
+
+int mdbpy_close(void *st, int if_idle)
+{
+    unsigned int *g = st;
+    if (if_idle) {
+        unsigned int open_idle = 1;
+        return !__atomic_compare_exchange_n(g, &open_idle, 0, 0, __ATOMIC_SEQ_CST,
+                                            __ATOMIC_SEQ_CST);
+    }
+    return (int)(__atomic_and_fetch(g, ~1u, __ATOMIC_SEQ_CST) >> 1);
+}
+
+void mdbpy_open(void *st)
+{
+    __atomic_fetch_or((unsigned int *)st, 1u, __ATOMIC_SEQ_CST);
+}
+
+long long mdbpy_tget(mdbpy_txnst *t, const char *k, size_t klen)
+{
+    if (!txn_enter(t))
+        return MDBPY_STALE;
+    MDB_val key = {klen, (void *)k}, val;
+    int rc = mdb_get(t->txn, t->dbi, &key, &val);
+    long long r;
+    if (rc == 0) {
+        r = MDBPY_OUT;
+        if (val.mv_size <= sizeof t->buf) {
+            memcpy(t->buf, val.mv_data, val.mv_size);
+            r = (long long)val.mv_size;
+        }
+    } else if (rc == MDB_NOTFOUND) {
+        r = rc;
+    } else {
+        t->rc = rc;
+        r = MDBPY_ERR;
+    }
+    txn_leave(t);
+    return r;
+}
+
+int mdbpy_tput(mdbpy_txnst *t, const char *k, size_t klen, const char *v, size_t vlen)
+{
+    if (!txn_enter(t))
+        return MDBPY_STALE;
+    int rc = mdbpy_put(t->txn, t->dbi, k, klen, v, vlen, 0);
+    txn_leave(t);
+    return rc;
+}
+
+int mdbpy_tdel(mdbpy_txnst *t, const char *k, size_t klen)
+{
+    if (!txn_enter(t))
+        return MDBPY_STALE;
+    MDB_val key = {klen, (void *)k};
+    int rc = mdb_del(t->txn, t->dbi, &key, NULL);
+    txn_leave(t);
+    return rc;
+}
+
+/* As txn_enter, for a cursor: counted on the cursor first (a close checks it), then on
+ * its transactions. */
+static int cur_enter(mdbpy_curst *c)
+{
+    if (!gate_enter(&c->gate))
+        return 0;
+    if (txn_enter(c->txn))
+        return 1;
+    gate_leave(&c->gate);
+    return 0;
+}
+
+static void cur_leave(mdbpy_curst *c)
+{
+    txn_leave(c->txn);
+    gate_leave(&c->gate);
+}
+
+/* Copy c's record (c->k, c->v) into c->buf; the packed sizes, or MDBPY_OUT. */
+static long long copy_record(mdbpy_curst *c)
+{
+    size_t kl = c->k.mv_size, vl = c->v.mv_size;
+    if (kl > sizeof c->buf || vl > sizeof c->buf - kl)
+        return MDBPY_OUT;
+    memcpy(c->buf, c->k.mv_data, kl);
+    memcpy(c->buf + kl, c->v.mv_data, vl);
+    return (long long)kl | (long long)(kl + vl) << 16;
+}
+
+static long long read_result(mdbpy_curst *c, int rc)
+{
+    if (rc == 0)
+        return copy_record(c);
+    if (rc == MDB_NOTFOUND)
+        return rc;
+    c->rc = rc;
+    return MDBPY_ERR;
+}
+
+int mdbpy_cmove(mdbpy_curst *c, int op)
+{
+    if (!cur_enter(c))
+        return MDBPY_STALE;
+    int rc = mdbpy_cursor_get(c->cur, op, NULL, 0, NULL, 0, &c->k, &c->v);
+    cur_leave(c);
+    return rc;
+}
+
+long long mdbpy_cread(mdbpy_curst *c, int op)
+{
+    if (!cur_enter(c))
+        return MDBPY_STALE;
+    long long r =
+        read_result(c, mdbpy_cursor_get(c->cur, op, NULL, 0, NULL, 0, &c->k, &c->v));
+    cur_leave(c);
+    return r;
+}
+
+long long mdbpy_cseek(mdbpy_curst *c, int op, const char *k, size_t klen)
+{
+    if (!cur_enter(c))
+        return MDBPY_STALE;
+    long long r = read_result(c, mdbpy_cursor_get(c->cur, op, k, klen, NULL, 0, &c->k, &c->v));
+    cur_leave(c);
+    return r;
+}
+
+int mdbpy_cput(mdbpy_curst *c, const char *k, size_t klen, const char *v, size_t vlen,
+               unsigned int flags)
+{
+    if (!cur_enter(c))
+        return MDBPY_STALE;
+    int rc = mdbpy_cursor_put(c->cur, k, klen, v, vlen, flags);
+    if ((rc == 0 || rc == MDB_KEYEXIST) &&
+        mdbpy_cursor_get(c->cur, MDB_GET_CURRENT, NULL, 0, NULL, 0, &c->k, &c->v))
+        rc = rc ? MDBPY_LOST_EXIST : MDBPY_LOST;
+    cur_leave(c);
+    return rc;
+}
+
 /* Append "<n>s" to a struct format. */
 static char *fmt_size(char *p, size_t n)
 {

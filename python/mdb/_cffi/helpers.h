@@ -43,6 +43,88 @@ int mdbpy_cursor_put(MDB_cursor *cur, const char *k, size_t klen, const char *v,
  */
 size_t mdbpy_cursor_batch(MDB_cursor *cur, int op, int max, char *buf, size_t cap, char *fmt,
                           mdbpy_val *big, int *n, int *rc);
+/*
+ * The guard of the hot calls (Transaction.get/put/delete, the Cursor moves, reads and
+ * puts).  Each Environment, Transaction and Cursor owns a state (ffi.new) whose `gate`
+ * says whether calls may start (bit 0, "open") and counts those in flight (the other
+ * bits, 2 per call).  The mdbpy_t* and mdbpy_c* helpers count themselves there while
+ * they use the engine, instead of the Python-level counters (_active/_busy) that
+ * _enter/_leave keep, which cost more than the engine call itself.  The gate is only
+ * touched atomically (sequentially consistent): the helpers run with the GIL released.
+ * A call adds itself to its cursor's gate (if any), its transaction's and every
+ * ancestor's, and then checks the environment's: so whoever ends an object either sees
+ * the call in flight (mdbpy_close: refused, or waited for), or the call sees the gate
+ * shut and returns MDBPY_STALE without touching the engine (the Python side then takes
+ * its slow path, which raises the usual error).  An environment's closer shuts its gate,
+ * then ends every transaction (each end waits for its count).
+ */
+#define MDBPY_STALE (-4)
+/* mdbpy_tget/mdbpy_cread: found, but too big to copy (see there). */
+#define MDBPY_OUT (-5)
+/* mdbpy_tget/mdbpy_cread: an engine error, left in the state's rc. */
+#define MDBPY_ERR (-6)
+/* Every state begins with its gate (mdbpy_close etc. take any of them). */
+typedef struct mdbpy_envst {
+    unsigned int gate; /* (nothing is counted here: calls count on their txns) */
+} mdbpy_envst;
+typedef struct mdbpy_txnst {
+    unsigned int gate;
+    int rc;
+    MDB_dbi dbi; /* the transaction's default database */
+    MDB_txn *txn;
+    struct mdbpy_txnst *parent;
+    mdbpy_envst *env;
+    char buf[2048]; /* values up to this size are copied here (bytes from one slice) */
+} mdbpy_txnst;
+typedef struct mdbpy_curst {
+    unsigned int gate;
+    int rc;
+    MDB_cursor *cur;
+    mdbpy_txnst *txn;
+    mdbpy_val k;
+    mdbpy_val v;
+    char buf[2048]; /* key and value, back to back, when they fit */
+} mdbpy_curst;
+/* Fill in a new state (allocated unzeroed, never used before) and open its gate. */
+void mdbpy_tinit(mdbpy_txnst *t, MDB_txn *txn, MDB_dbi dbi, mdbpy_txnst *parent,
+                 mdbpy_envst *env);
+void mdbpy_cinit(mdbpy_curst *c, MDB_cursor *cur, mdbpy_txnst *txn);
+/* Shut the gate of st (any state).  With if_idle, only if no call is in flight: 0 if
+ * shut, else nonzero and nothing changed (a commit/abort/close refused).  Without: shut
+ * in any case; returns the calls still in flight (the caller waits for 0). */
+int mdbpy_close(void *st, int if_idle);
+/* Open the gate of st again (set_mapsize's end). */
+void mdbpy_open(void *st);
+/*
+ * mdbpy_get/put/del on t's default database, guarded as above.  tget returns the value's
+ * size once copied into t->buf, MDB_NOTFOUND, MDBPY_STALE, MDBPY_ERR (the error in t->rc)
+ * or MDBPY_OUT: found but bigger than t->buf (then the caller reads it again its slow
+ * way: a pointer into the map is only safe to read while the call is counted, and a
+ * count held across Python code could leak).
+ */
+long long mdbpy_tget(mdbpy_txnst *t, const char *k, size_t klen);
+int mdbpy_tput(mdbpy_txnst *t, const char *k, size_t klen, const char *v, size_t vlen);
+int mdbpy_tdel(mdbpy_txnst *t, const char *k, size_t klen);
+/*
+ * The cursor's hot calls, guarded as above (counted on the cursor, then on its txn and
+ * the txn's ancestors).  They leave the record in c->k and c->v as mdbpy_cursor_get does.
+ * cmove steps with op and returns its rc (or MDBPY_STALE).  cread steps with op
+ * (MDB_GET_CURRENT: stays) and cseek positions with op and a key (MDB_SET_KEY,
+ * MDB_SET_RANGE); both copy the record into c->buf, key then value, and return r >= 0:
+ * the key's length is r & 0xffff and the value ends at r >> 16; else MDB_NOTFOUND,
+ * MDBPY_STALE (nothing done), MDBPY_ERR (the error in c->rc) or MDBPY_OUT (positioned,
+ * but the record does not fit in c->buf: the caller reads it again its slow way).
+ */
+int mdbpy_cmove(mdbpy_curst *c, int op);
+long long mdbpy_cread(mdbpy_curst *c, int op);
+long long mdbpy_cseek(mdbpy_curst *c, int op, const char *k, size_t klen);
+/* mdbpy_cursor_put, then MDB_GET_CURRENT as Cursor.put's caller does after a put that
+ * wrote or found the key: its rc, or MDBPY_LOST (put succeeded) / MDBPY_LOST_EXIST
+ * (MDB_KEYEXIST) when the cursor is not on a record afterwards; MDBPY_STALE. */
+#define MDBPY_LOST (-7)
+#define MDBPY_LOST_EXIST (-8)
+int mdbpy_cput(mdbpy_curst *c, const char *k, size_t klen, const char *v, size_t vlen,
+               unsigned int flags);
 int mdbpy_have_check(void);
 /* Touch every page of [p, p+n) (cffi calls it with the GIL released). */
 void mdbpy_prefault(const char *p, size_t n);

@@ -11,7 +11,7 @@ from itertools import chain, repeat
 from operator import length_hint
 from typing import TYPE_CHECKING, Any, Iterator
 
-from ._ffi import _GET_CURRENT, _NOTFOUND, _batches, _raise, ffi
+from ._ffi import _ERR, _GET_CURRENT, _NOTFOUND, _STALE, _batches, _lib_cread, _raise, ffi
 
 if TYPE_CHECKING:
     from .cursor import Cursor
@@ -139,8 +139,44 @@ def _steps(
         size = 0 if txn._write or txn._buffers else 1
         bb: _BatchBuf | None = None
         me: weakref.ref[Iterator[Any]] | None = None
+        cst = cur._cst
+        view = cur._view
+        copy = not txn._buffers
         while started:
             if size <= 1:
+                if copy and cur._positioned and cur._pend is None:
+                    # One step and its record in one helper call (see Cursor._pos); a
+                    # stale state or a record too big for the buffer: the slow way below.
+                    cur._put_only = False
+                    cur._cgen = -1
+                    r = _lib_cread(cst, op)
+                    if r >= 0:
+                        kl = r & 0xFFFF
+                        if keys and values:
+                            yield view[:kl], view[kl : r >> 16]
+                        else:
+                            yield view[:kl] if keys else view[kl : r >> 16]
+                        if size:
+                            size = 4
+                        continue
+                    if r == _NOTFOUND:
+                        cur._positioned = False
+                        break
+                    if r == _ERR:  # (the position is as it was)
+                        _raise("mdb_cursor_get", cst.rc)
+                    if r != _STALE:  # _OUT: on the record, read again the slow way
+                        cur._enter()
+                        try:
+                            ok = cur._refresh()
+                            item = cur._item(keys, values) if ok else None
+                        finally:
+                            cur._leave()
+                        if not ok:
+                            break
+                        yield item
+                        if size:
+                            size = 4
+                        continue
                 cur._enter()
                 try:
                     ok = cur._positioned and cur._do(op)

@@ -4,19 +4,28 @@ from __future__ import annotations
 
 import errno
 import itertools
+import time
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from ..errors import Error, _closed, _forked
 from ._ffi import (
     _EACCES,
     _EINVAL,
+    _ERR,
     _KEYEXIST,
     _NOTFOUND,
+    _NULL,
+    _STALE,
     HAVE_CHECK,
     _inbuf,
     _lib_del,
     _lib_get,
     _lib_put,
+    _lib_tdel,
+    _lib_tget,
+    _lib_tinit,
+    _lib_tput,
+    _new_state,
     _op,
     _out_call,
     _put_error,
@@ -183,6 +192,12 @@ class Transaction:
         self._db = db if db is not None else env._main_db
         self._write: bool = bool(write)
         self._buffers = bool(buffers)
+        # The hot calls' guard and buffer (see helpers.h): get/put/delete's fast paths
+        # check and count there, in C, not with _enter/_leave.  (Allocated before the
+        # engine's txn: nothing after the begin may fail and leak it.)
+        st = self._st = _new_state("mdbpy_txnst *")  # (its gate opens in _lib_tinit)
+        self._view = ffi.buffer(st.buf)
+        self._val: Any = None  # _get's result, allocated by its first call
         txn = None
         env._active += 1  # counted before the check: close() waits for us
         if parent is not None:
@@ -207,6 +222,9 @@ class Transaction:
                 if rc:
                     _raise("mdb_txn_begin", rc)
                 txn = txnp[0]
+            # (counted in env._active: it releases the GIL, and close() must wait)
+            pst = parent._st if parent is not None else _NULL
+            _lib_tinit(st, txn, self._db._dbi, pst, env._st)
             if not env._valid:  # closed by another thread while we waited
                 lib.mdb_txn_abort(txn)
                 raise _closed()
@@ -222,7 +240,6 @@ class Transaction:
         if write and parent is None:
             env._write_txns += 1
             env._writer = _thread_id()
-        self._val = ffi.new("mdbpy_val *")
 
     @property
     def env(self) -> Environment:
@@ -230,16 +247,18 @@ class Transaction:
         return self._txenv
 
     def _check(self) -> None:
-        if not self._valid or not self.env._valid:
+        env = self._txenv  # (not the env property: begin/commit run it twice)
+        if not self._valid or not env._valid:
             raise _closed()
-        if self.env._pid != _pid:
-            raise _forked(self.env._pid)
+        if env._pid != _pid:
+            raise _forked(env._pid)
 
     # cffi releases the GIL around every engine call.  A call is bracketed by
     # _enter/_leave: the counters go up *before* validity is re-checked, so
     # close() (which waits for env._active) and commit/abort (which refuse
     # while _busy, counted on this txn and its ancestors) never free what a
-    # call in flight is using.
+    # call in flight is using.  The ancestors' validity is checked too: an
+    # ancestor's end, once past its _busy check, discards this txn (unchecked).
     def _enter(self) -> None:
         env = self._txenv
         env._active += 1
@@ -251,6 +270,12 @@ class Transaction:
             self._leave()
             self._check()
             raise _closed()
+        t = self._parent
+        while t is not None:
+            if not t._valid:
+                self._leave()
+                raise _closed()
+            t = t._parent
 
     def _leave(self) -> None:
         self._txenv._active -= 1
@@ -266,8 +291,30 @@ class Transaction:
         if check_busy and self._busy:
             self._valid = True
             raise Error("Transaction is in use by another thread.")
+        env = self._txenv
+        # Then the gate of the fast paths (see helpers.h): a check_busy end is refused
+        # while one is in flight, other ends wait for it (it is short).  (Meanwhile the
+        # GIL is released: a slow path starting then in another thread finds the txn
+        # closed even if the end is then refused, as can only happen in a race.)  A
+        # forked child's end does not touch the engine: nothing to wait for.
+        if env._pid == _pid:
+            if check_busy:
+                if lib.mdbpy_close(self._st, 1):
+                    self._valid = True
+                    raise Error("Transaction is in use by another thread.")
+            else:
+                while lib.mdbpy_close(self._st, 0):
+                    time.sleep(0.001)
+        # Listed until the engine is done with it: Environment.close() (_end_all_txns)
+        # waits for a txn another thread is ending, and must not close the engine first.
+        try:
+            return self._free(commit, env)
+        finally:
+            env._txns.remove(self)
+
+    def _free(self, commit: bool, env: Environment) -> int:
+        """_end's work once the txn is no longer valid: children, cursors, the engine's txn."""
         _wrote(self)  # a child's end changes what its parent sees
-        env = self.env
         rc = 0
         for child in [t for t in env._txns if t._parent is self]:
             child._end(False)  # unfinished children are discarded, never committed
@@ -279,7 +326,6 @@ class Transaction:
             _close_slot(slot, env)
         self._valid = False
         txn, self._txn = self._txn, None
-        env._txns.remove(self)
         if self._write and self._parent is None:
             env._write_txns -= 1
         if txn is None or env._pid != _pid:
@@ -355,16 +401,34 @@ class Transaction:
             _raise("mdb_dbi", _EINVAL)
         return db
 
-    # get/put/delete are the hot calls: they inline what @_op, _resolve and _inbuf do
-    # for the common case (same checks, same order, same errors).
+    # get/put/delete are the hot calls.  Their fast path (bytes arguments, the txn's own
+    # database, put's default flags) is one helper call, which checks and counts in the C
+    # state (see helpers.h) what _enter/_leave check and count; a shut gate (MDBPY_STALE:
+    # the txn ended, its env closed or being resized, a forked child) sends it to the slow
+    # path, which raises what it always did.  The slow paths inline what @_op, _resolve
+    # and _inbuf do for the common case (same checks, same order, same errors).
     def get(self, key: Any, default: Any = None, db: _Database | None = None) -> Any:
         """The (first) value of key, or default."""
+        if db is None and type(key) is bytes and not self._buffers:
+            r = _lib_tget(self._st, key, len(key))
+            if r >= 0:  # copied into the state's buffer: bytes with one slice
+                return self._view[:r]
+            if r == _NOTFOUND:
+                return default
+            if r == _ERR:
+                _raise("mdb_get", self._st.rc)
+            # (_STALE, or _OUT: a value too big for the buffer, read again below)
+        return self._get(key, default, db)
+
+    def _get(self, key: Any, default: Any, db: _Database | None) -> Any:
         self._enter()
         env = self._txenv
         try:
             d = self._db if db is None else self._resolve(db)
             k, kl = (key, len(key)) if type(key) is bytes else _inbuf(key, "key")
             val = self._val
+            if val is None:
+                val = self._val = ffi.new("mdbpy_val *")
             rc = _lib_get(self._txn, d._dbi, k, kl, val)
             if rc:
                 if rc == _NOTFOUND:
@@ -386,6 +450,36 @@ class Transaction:
         db: _Database | None = None,
     ) -> bool:
         """Store a record; False if not written (exists, or out of order with append)."""
+        if (
+            type(key) is bytes
+            and type(value) is bytes
+            and db is None
+            and dupdata is True
+            and overwrite is True
+            and append is False
+        ):
+            rc = _lib_tput(self._st, key, len(key), value, len(value))
+            if not rc:
+                if self._cached or self._parent is not None:
+                    _wrote(self)
+                return True
+            if rc != _STALE:
+                if self._cached or self._parent is not None:
+                    _wrote(self)
+                if rc == _KEYEXIST:
+                    return False
+                _put_error("mdb_put", rc, len(key), len(value), self._txenv)
+        return self._put(key, value, dupdata, overwrite, append, db)
+
+    def _put(
+        self,
+        key: Any,
+        value: Any,
+        dupdata: bool,
+        overwrite: bool,
+        append: bool,
+        db: _Database | None,
+    ) -> bool:
         self._enter()
         env = self._txenv
         try:
@@ -467,6 +561,21 @@ class Transaction:
 
     def delete(self, key: Any, value: Any = b"", db: _Database | None = None) -> bool:
         """Delete key (or just one duplicate value); False if absent."""
+        if db is None and type(key) is bytes and type(value) is bytes and not value:
+            rc = _lib_tdel(self._st, key, len(key))
+            if not rc:
+                if self._cached or self._parent is not None:
+                    _wrote(self)
+                return True
+            if rc != _STALE:
+                if self._cached or self._parent is not None:
+                    _wrote(self)
+                if rc == _NOTFOUND:
+                    return False
+                _raise("mdb_del", rc)
+        return self._delete(key, value, db)
+
+    def _delete(self, key: Any, value: Any, db: _Database | None) -> bool:
         self._enter()
         try:
             d = self._db if db is None else self._resolve(db)
@@ -487,9 +596,10 @@ class Transaction:
         finally:
             self._leave()
 
-    @_op
     def cursor(self, db: _Database | None = None) -> Cursor:
         """A cursor over db."""
+        # (no @_op: the checks raise what _enter would, and Cursor() counts its own
+        # engine call)
         self._check()
         return Cursor(self._resolve(db), self)
 
@@ -555,8 +665,8 @@ class Transaction:
 
     def abort(self) -> None:
         """Abandon the transaction. Idempotent."""
-        if self._valid and self.env._pid != _pid:
-            raise _forked(self.env._pid)
+        if self._valid and self._txenv._pid != _pid:
+            raise _forked(self._txenv._pid)
         self._end(False, check_busy=True)
 
     def __enter__(self) -> Transaction:
