@@ -8,39 +8,12 @@
  */
 #include "core.h"
 
-/*
- * A binary search over a page reads one node per probe, and on a tree larger than the
- * caches each of those reads is a miss that waits for the one before.  The first three
- * probes can only be one of seven nodes, known from the slot array alone: loading all
- * seven at once lets their misses overlap.  The midpoints are the ones the searches below
- * compute, for a range [lo, hi) that shrinks to [lo, mid) or [mid + 1, hi).  Pages of the
- * write txn (P_DIRTY) were just written and are in cache: they are left alone, as are
- * small ranges.  A prefetch never faults, so an offset read from a damaged page is
- * harmless here; the probes themselves still check every node they read.
- */
-static inline void prefetch_probes(const page *p, unsigned lo, unsigned hi)
-{
-    if (hi - lo < 8 || (p->flags & P_DIRTY))
-        return;
-    const uint8_t *base = (const uint8_t *)p;
-    unsigned m = lo + (hi - lo) / 2;
-    unsigned l = lo + (m - lo) / 2, r = m + 1 + (hi - m - 1) / 2;
-    __builtin_prefetch(base + p->slots[m]);
-    __builtin_prefetch(base + p->slots[l]);
-    __builtin_prefetch(base + p->slots[r]);
-    __builtin_prefetch(base + p->slots[lo + (l - lo) / 2]);
-    __builtin_prefetch(base + p->slots[l + 1 + (m - l - 1) / 2]);
-    __builtin_prefetch(base + p->slots[m + 1 + (r - m - 1) / 2]);
-    __builtin_prefetch(base + p->slots[r + 1 + (hi - r - 1) / 2]);
-}
-
 /* Index of the child to follow in branch p for key: the last node whose key <= key. */
 static int branch_pick(MDB_cursor *mc, page *p, const MDB_val *key, unsigned *out)
 {
     size_t psize = mc->txn->env->psize;
     MDB_cmp_func *cmp = cursor_cmp(mc);
     unsigned lo = 1, hi = PG_NKEYS(p), found = 0;
-    prefetch_probes(p, lo, hi);
     while (lo < hi) {
         unsigned mid = lo + (hi - lo) / 2;
         int rc = node_check_in(p, mid, psize);
@@ -148,8 +121,6 @@ int leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
     unsigned lo = 0, hi = PG_NKEYS(p);
     size_t limit = leaf_limit(mc, p); /* once per page, not per probe */
     *exact = 0;
-    if (!(p->flags & P_LEAF2))
-        prefetch_probes(p, lo, hi);
     while (lo < hi) {
         unsigned mid = lo + (hi - lo) / 2;
         MDB_val k;
