@@ -379,7 +379,10 @@ static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in
         return stand_on_value(mc, &data);
     }
 
-    if ((rc = xcursor_load(mc, n)) != 0)
+    /* After APPENDDUP's check, LAST / LAST_DUP has just entered this node's duplicates and
+     * left the duplicate cursor on the last value: keep it, so that an append into a
+     * sub-tree starts there instead of descending again. */
+    if (!(after_last && (x->mc.flags & C_INITIALIZED)) && (rc = xcursor_load(mc, n)) != 0)
         return rc;
     if (fixed && x->db.pad && x->db.pad != data.mv_size)
         return MDB_BAD_VALSIZE;
@@ -421,7 +424,9 @@ static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in
         return rc;
     store_record(mc);
     mc->db->entries++;
-    return stand_on_value(mc, &data);
+    /* tree_put left the duplicate cursor on the value, and the main cursor is on the key */
+    mc->flags &= ~(C_EOF | C_DEL);
+    return 0;
 }
 
 static int dup_del_inner(MDB_cursor *mc, const MDB_val *data_in, int from_cursor)
