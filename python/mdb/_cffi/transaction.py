@@ -459,13 +459,11 @@ class Transaction:
             and append is False
         ):
             rc = _lib_tput(self._st, key, len(key), value, len(value))
-            if not rc:
+            if rc != _STALE:  # the call ran (else nothing happened: the slow path raises)
                 if self._cached or self._parent is not None:
                     _wrote(self)
-                return True
-            if rc != _STALE:
-                if self._cached or self._parent is not None:
-                    _wrote(self)
+                if not rc:
+                    return True
                 if rc == _KEYEXIST:
                     return False
                 _put_error("mdb_put", rc, len(key), len(value), self._txenv)
@@ -563,13 +561,11 @@ class Transaction:
         """Delete key (or just one duplicate value); False if absent."""
         if db is None and type(key) is bytes and type(value) is bytes and not value:
             rc = _lib_tdel(self._st, key, len(key))
-            if not rc:
+            if rc != _STALE:  # the call ran (else nothing happened: the slow path raises)
                 if self._cached or self._parent is not None:
                     _wrote(self)
-                return True
-            if rc != _STALE:
-                if self._cached or self._parent is not None:
-                    _wrote(self)
+                if not rc:
+                    return True
                 if rc == _NOTFOUND:
                     return False
                 _raise("mdb_del", rc)
