@@ -264,8 +264,8 @@ static inline MDB_cmp_func *cursor_cmp(const MDB_cursor *mc) { return mc->dbinfo
 
 /* ============================== L4: page lifecycle ================================= */
 /* page_alloc.c */
-/* A new dirty page or run of n pages.  flags: page flags, or-ed with ALLOC_NOINIT when the
- * caller overwrites the whole page at once (copy-on-write), so zeroing it would be waste. */
+/* A new dirty page or run of n pages.  flags: page flags; an overflow run is zeroed unless
+ * or-ed with ALLOC_NOINIT (the caller fills it); tree pages never are (page_alloc.c). */
 #define ALLOC_NOINIT 0x10000u
 int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out);
 /* A page (or run of npages) leaves the tree: to free_pgs, loose, or reclaimed at once. */

@@ -12,12 +12,19 @@ int overflow_write(MDB_txn *txn, const MDB_val *data, pgno_t *pg, void **dst)
     if (n > UINT32_MAX)
         return MDB_BAD_VALSIZE;
     page *p;
-    int rc = page_alloc(txn, (unsigned)n, P_OVERFLOW, &p);
+    /* a value given is copied in and only the tail past it zeroed; a reserved run
+     * (MDB_RESERVE, no value yet) is zeroed whole by page_alloc */
+    int filled = data->mv_data != NULL;
+    int rc = page_alloc(txn, (unsigned)n, P_OVERFLOW | (filled ? ALLOC_NOINIT : 0), &p);
     if (rc)
         return rc;
     uint8_t *body = (uint8_t *)p + PAGEHDRSZ;
-    if (data->mv_data && data->mv_size)
-        memcpy(body, data->mv_data, data->mv_size);
+    if (filled) {
+        if (data->mv_size)
+            memcpy(body, data->mv_data, data->mv_size);
+        if (!(txn->env->flags & MDB_NOMEMINIT))
+            memset(body + data->mv_size, 0, n * env->psize - PAGEHDRSZ - data->mv_size);
+    }
     *pg = p->pgno;
     *dst = body;
     return 0;

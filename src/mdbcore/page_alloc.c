@@ -21,8 +21,11 @@ int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out)
 {
     MDB_env *env = txn->env;
     unsigned psize = env->psize;
-    /* zeroed, so no stale bytes reach the file, unless the caller fills it all or opted out */
-    int zero = !(flags & ALLOC_NOINIT) && !(env->flags & MDB_NOMEMINIT);
+    /* A tree page is not zeroed: its buffer holds an earlier page image of this file (or
+     * zeros, page_buffer.c), the same as the gap a copy-on-write leaves (page_cow.c), and
+     * its header is written below.  A run of overflow pages is fresh heap memory: zeroed,
+     * so no stranger's bytes reach the file, unless the caller fills it or opted out. */
+    int zero = (flags & P_OVERFLOW) && !(flags & ALLOC_NOINIT) && !(env->flags & MDB_NOMEMINIT);
     flags &= ~ALLOC_NOINIT;
     if (n == 1) {
         page *p = dirty_take_loose(txn);
