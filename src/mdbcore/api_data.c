@@ -54,7 +54,12 @@ int mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned int
         return api_poison(txn, rc);
     if (mc.xcursor)
         return api_poison(txn, dup_put(&mc, key, data, flags));
-    return api_poison(txn, tree_put(&mc, key, data, flags & ~MDB_NODUPDATA & ~MDB_APPENDDUP));
+    /* a put after the last key (a sequential fill) starts from where the last one ended */
+    tree_edge_restore(&mc);
+    rc = tree_put(&mc, key, data, flags & ~MDB_NODUPDATA & ~MDB_APPENDDUP);
+    if (rc == 0)
+        tree_edge_remember(&mc);
+    return api_poison(txn, rc);
 }
 
 int mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)

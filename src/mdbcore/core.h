@@ -215,6 +215,9 @@ void page_release_list(MDB_env *env, const dirty_entry *list, size_t n);
 void page_cache_free(MDB_env *env);
 
 /* ============================== L2: the dirty list (dirty.c) ====================== */
+/* A tree of txn changed, or a dirty page may have moved or been given back: every saved
+ * page stack (txn->edge) is stale from here on. */
+static inline void txn_shape_changed(MDB_txn *txn) { txn->shape_gen++; }
 page *dirty_find(MDB_txn *txn, pgno_t pgno);
 /* The txn's own dirty copy, else the nearest ancestor's (nested txns), else NULL. */
 page *dirty_find_chain(MDB_txn *txn, pgno_t pgno, int *own);
@@ -302,6 +305,11 @@ txnid_t freelist_oldest(MDB_txn *txn);
 #define PUT_SUBDATA 0x01000000u /* internal: store an F_SUBDATA node (named-DB record) */
 #define PUT_DUPDATA 0x02000000u /* internal: store an F_DUPDATA node (dupsort.c) */
 int tree_put(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags);
+/* mdb_put's shortcut to the right edge of a tree (tree_put.c): tree_edge_restore puts a
+ * fresh cursor on the saved edge of its DB when that is still current (returns 1);
+ * tree_edge_remember saves the cursor's stack after a put that may have left it there. */
+int tree_edge_restore(MDB_cursor *mc);
+void tree_edge_remember(const MDB_cursor *mc);
 int tree_split(MDB_cursor *mc, const MDB_val *key, const MDB_val *data, pgno_t pg,
                unsigned nflags, int append);
 /* Delete the item under the cursor, rebalance, leave the cursor on the next item. */

@@ -142,6 +142,7 @@ int track_restore_one(MDB_cursor *c)
 void track_before(MDB_cursor *mc)
 {
     MDB_txn *txn = mc->txn;
+    txn_shape_changed(txn);
     if (!txn->cursors || (mc->flags & C_SUB))
         return;
     /* a change made of several steps (dupsort.c) brackets them all: save once */

@@ -157,6 +157,9 @@ _Static_assert(offsetof(lock_header, wmutex) == 64, "mti_wmutex at 64");
 #define MAX_PAGESIZE 0x8000u
 #define MIN_PAGESIZE 256u /* smaller psize in a meta is a corrupt file */
 #define CURSOR_STACK 32
+/* Deepest tree whose right edge mdb_put remembers (objects.h): 8 levels of 4 KiB pages hold
+ * far more keys than any map. */
+#define RIGHT_EDGE_DEPTH 8
 /* Largest node that stays on a leaf: ((psize - 16) / 2, even) - 2; bigger data overflows. */
 #define NODE_MAX(psize) (((((psize)-PAGEHDRSZ) / MIN_KEYS_PER_PAGE) & ~(size_t)1) - sizeof(indx_t))
 /* Pages in an overflow run holding `size` bytes of data. */

@@ -107,6 +107,19 @@ struct MDB_txn {
     pgno_t first_new;     /* next_pgno at begin: pages >= this were never on disk (page_alloc.c) */
     pgno_list parent_freed; /* nested txn: pages dirty in an ancestor that this txn freed */
     int track_depth;      /* nesting of track_before/track_after (cursor_track.c) */
+    /* Bumped by every change to a tree of this txn and by anything that may move or give
+     * back a dirty page (txn_shape_changed): a saved page stack is still the tree's while
+     * this has not moved. */
+    uint64_t shape_gen;
+    /* mdb_put's memory of the right edge of the tree it last put at the end of (tree_put.c):
+     * the next put past the last key there starts from it instead of from the root. */
+    struct right_edge {
+        uint64_t shape_gen; /* valid while == txn->shape_gen and snum > 0 */
+        MDB_dbi dbi;
+        uint16_t snum;
+        page *pg[RIGHT_EDGE_DEPTH];
+        indx_t ki[RIGHT_EDGE_DEPTH];
+    } edge;
 };
 
 /* ---- cursor ---- */

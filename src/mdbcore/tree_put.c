@@ -48,10 +48,13 @@ static int insert_new(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigne
         if (rc)
             return rc;
         int exact;
-        if ((rc = cursor_seek(mc, key, &exact)) != 0)
-            return rc;
-        if (!exact)
-            return CORRUPT_AT(mc->pg[mc->top]->pgno);
+        /* a split that could not say where the new node went: find it */
+        if (!(mc->flags & C_INITIALIZED)) {
+            if ((rc = cursor_seek(mc, key, &exact)) != 0)
+                return rc;
+            if (!exact)
+                return CORRUPT_AT(mc->pg[mc->top]->pgno);
+        }
         if (!big && !(mc->pg[mc->top]->flags & P_LEAF2))
             *dst = node_data(PG_NODE(mc->pg[mc->top], mc->ki[mc->top]));
     }
@@ -60,16 +63,71 @@ static int insert_new(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigne
 }
 
 /* Does the cursor stand on the last item of its tree, with a stack that is the tree's
- * current right edge (root first, every level on its last entry)? */
+ * current right edge (root first, every level on its last entry and pointing at the page
+ * of the next)?  The pages must be live: a tracked cursor's are, a saved edge's while its
+ * generation holds. */
 static int on_last_item(const MDB_cursor *mc)
 {
     if (!(mc->flags & C_INITIALIZED) || (mc->flags & C_DEL) || mc->inline_root ||
         mc->snum == 0 || mc->snum != mc->db->depth || mc->pg[0]->pgno != mc->db->root)
         return 0;
-    for (unsigned i = 0; i < mc->snum; i++)
-        if ((unsigned)mc->ki[i] + 1 != PG_NKEYS(mc->pg[i]))
+    for (unsigned i = 0; i < mc->snum; i++) {
+        const page *p = mc->pg[i];
+        if ((unsigned)mc->ki[i] + 1 != PG_NKEYS(p))
             return 0;
+        if (i < mc->top &&
+            (!IS_BRANCH(p) || node_child(PG_NODE(p, mc->ki[i])) != mc->pg[i + 1]->pgno))
+            return 0;
+    }
     return IS_LEAF(mc->pg[mc->top]);
+}
+
+int tree_edge_restore(MDB_cursor *mc)
+{
+    const struct right_edge *e = &mc->txn->edge;
+    if (e->snum == 0 || e->shape_gen != mc->txn->shape_gen || e->dbi != mc->dbi)
+        return 0;
+    for (unsigned i = 0; i < e->snum; i++) {
+        mc->pg[i] = e->pg[i];
+        mc->ki[i] = e->ki[i];
+    }
+    mc->snum = e->snum;
+    mc->top = (uint16_t)(e->snum - 1);
+    mc->flags |= C_INITIALIZED;
+    mc->flags &= ~(C_EOF | C_DEL);
+    return 1;
+}
+
+void tree_edge_remember(const MDB_cursor *mc)
+{
+    struct right_edge *e = &mc->txn->edge;
+    e->snum = 0;
+    /* only a cheap sieve: whoever uses the stack checks the whole edge (on_last_item) */
+    if (mc->snum == 0 || mc->snum > RIGHT_EDGE_DEPTH ||
+        (unsigned)mc->ki[mc->top] + 1 != PG_NKEYS(mc->pg[mc->top]))
+        return;
+    for (unsigned i = 0; i < mc->snum; i++) {
+        e->pg[i] = mc->pg[i];
+        e->ki[i] = mc->ki[i];
+    }
+    e->snum = mc->snum;
+    e->dbi = mc->dbi;
+    e->shape_gen = mc->txn->shape_gen;
+}
+
+/* A key past the last of a tree whose right edge the cursor stands on goes at the end of
+ * that leaf, where a search would put it: place the cursor there without one (1).
+ * Sequential puts without MDB_APPEND take this path. */
+static int past_last_item(MDB_cursor *mc, const MDB_val *key)
+{
+    if (!on_last_item(mc))
+        return 0;
+    MDB_val last;
+    page *leaf = mc->pg[mc->top];
+    if (leaf_key(mc, leaf, mc->ki[mc->top], &last) != 0 || cursor_cmp(mc)(key, &last) <= 0)
+        return 0;
+    mc->ki[mc->top]++;
+    return 1;
 }
 
 static int new_root(MDB_cursor *mc)
@@ -137,9 +195,8 @@ int tree_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data, unsigned flag
                 return MDB_KEYEXIST;
             mc->ki[mc->top]++;
         }
-    } else {
-        if ((rc = cursor_seek(mc, &key, &exact)) != 0)
-            return rc;
+    } else if (!past_last_item(mc, &key) && (rc = cursor_seek(mc, &key, &exact)) != 0) {
+        return rc;
     }
     if (exact && (mc->pg[mc->top]->flags & P_LEAF2))
         return (flags & MDB_NOOVERWRITE) ? MDB_KEYEXIST : 0; /* a present duplicate */

@@ -8,7 +8,8 @@
  * The separator (first key of the right page) goes into the parent, splitting it in turn,
  * or into a new root.  Branch pages keep an empty key in slot 0.
  * Invariant: the left half keeps the page's pgno, so the parent's existing pointer to it
- * stays right; the cursor is left unpositioned (the caller searches again).
+ * stays right.  The cursor is left unpositioned (the caller searches again), except after
+ * an append-friendly split whose parent had room: then it stands on the new node.
  */
 #include <stdlib.h>
 
@@ -130,11 +131,66 @@ static int split_leaf2(MDB_cursor *mc, const MDB_val *key, int append)
     return rc;
 }
 
+/* Is the new node going past the last one of the tree's right edge (or of an explicit
+ * append)?  Then the page stays whole and the new node starts the right page. */
+static int append_friendly(const MDB_cursor *mc, int append)
+{
+    const page *p = mc->pg[mc->top];
+    unsigned nk = PG_NKEYS(p);
+    if (mc->ki[mc->top] != nk || nk < 1)
+        return 0;
+    if (append)
+        return 1;
+    for (unsigned l = 0; l < mc->top; l++)
+        if ((unsigned)mc->ki[l] + 1 != PG_NKEYS(mc->pg[l]))
+            return 0;
+    return 1;
+}
+
+/* The append-friendly split: nothing moves, the new node alone goes to a new right page. */
+static int split_at_end(MDB_cursor *mc, const MDB_val *key, const MDB_val *data, pgno_t pg,
+                        unsigned nflags, int append)
+{
+    page *p = mc->pg[mc->top];
+    int leaf = IS_LEAF(p);
+    page *rp;
+    int rc = page_alloc(mc->txn, 1, leaf ? P_LEAF : P_BRANCH, &rp);
+    if (rc)
+        return rc;
+    /* a branch page's first key is empty: the key itself is the separator */
+    MDB_val none = {0, NULL};
+    if ((rc = page_add_node(rp, 0, leaf ? key : &none, data, pg, nflags, NULL)) != 0)
+        return rc;
+    if (leaf)
+        mc->db->leaf_pages++;
+    else
+        mc->db->branch_pages++;
+    uint8_t sepbuf[MDB_MAXKEYSIZE_DEFAULT];
+    memcpy(sepbuf, key->mv_data, key->mv_size);
+    MDB_val sep = {key->mv_size, sepbuf};
+    /* with room in the parent, the path to the new page is the old one, one further right */
+    int stays = mc->top > 0 &&
+                PG_ROOM(mc->pg[mc->top - 1]) >= node_branch_size(sep.mv_size);
+    if ((rc = link_right(mc, p->pgno, &sep, rp->pgno, append)) != 0)
+        return rc;
+    if (stays) {
+        mc->ki[mc->top - 1]++;
+        mc->pg[mc->top] = rp;
+        mc->ki[mc->top] = 0;
+        mc->flags |= C_INITIALIZED;
+    } else {
+        mc->flags &= ~C_INITIALIZED;
+    }
+    return 0;
+}
+
 int tree_split(MDB_cursor *mc, const MDB_val *key, const MDB_val *data, pgno_t pg,
                unsigned nflags, int append)
 {
     if (mc->pg[mc->top]->flags & P_LEAF2)
         return split_leaf2(mc, key, append);
+    if (append_friendly(mc, append))
+        return split_at_end(mc, key, data, pg, nflags, append);
     MDB_txn *txn = mc->txn;
     MDB_env *env = txn->env;
     unsigned psize = env->psize;
@@ -184,29 +240,21 @@ int tree_split(MDB_cursor *mc, const MDB_val *key, const MDB_val *data, pgno_t p
 
     /* choose the cut: items [0, s) stay, [s, nk] move right */
     unsigned s = 0;
-    int rightmost = 1;
-    for (unsigned l = 0; l < mc->top; l++)
-        if ((unsigned)mc->ki[l] + 1 != PG_NKEYS(mc->pg[l]))
-            rightmost = 0;
-    if ((append || rightmost) && idx == nk && nk >= 1) {
-        s = nk;
-    } else {
-        size_t best = SIZE_MAX, left = 0;
-        for (unsigned cut = 1; cut <= nk; cut++) {
-            left += it[cut - 1].size;
-            size_t right = total - left;
-            if (!leaf)
-                right -= it[cut].size - node_branch_size(0);
-            size_t worst = left > right ? left : right;
-            if (worst < best) {
-                best = worst;
-                s = cut;
-            }
+    size_t best = SIZE_MAX, left = 0;
+    for (unsigned cut = 1; cut <= nk; cut++) {
+        left += it[cut - 1].size;
+        size_t right = total - left;
+        if (!leaf)
+            right -= it[cut].size - node_branch_size(0);
+        size_t worst = left > right ? left : right;
+        if (worst < best) {
+            best = worst;
+            s = cut;
         }
-        if (best > cap) {
-            rc = MDB_PAGE_FULL;
-            goto out;
-        }
+    }
+    if (best > cap) {
+        rc = MDB_PAGE_FULL;
+        goto out;
     }
 
     /* the separator: first key of the right half */

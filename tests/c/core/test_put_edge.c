@@ -1,0 +1,227 @@
+/*
+ * test_put_edge.c -- mdb_put's memory of a tree's right edge (tree_put.c) against everything
+ * that can make it stale.
+ *   test_put_edge DIR
+ *
+ * A put past the last key starts from the page stack the previous such put ended on, as
+ * long as nothing changed a tree or moved a dirty page since.  Here runs of those puts
+ * (with and without MDB_APPEND) alternate with: deletes from the end that merge the last
+ * leaves away, puts and deletes in the middle, overflow values, puts into another DB,
+ * nested txns that commit or abort, mdb_drop, commits, and spills (the dirty-page limit
+ * is lowered so that pages are written out and their buffers given back mid-txn; under
+ * ASan a given-back buffer is poisoned, so reading one is reported).  After every step
+ * the last key is compared with a model; at each commit the whole DB, and at the end the
+ * structural checker.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lmdb.h"
+#include "mdbcore.h"
+#include "mdbtest.h"
+
+#define NKEYS 200000
+#define STEPS 4000
+
+static unsigned long long rng = MDBTEST_XORSHIFT_SEED;
+static unsigned rnd(unsigned n) { return (unsigned)((mdbtest_xorshift(&rng) >> 11) % n); }
+
+/* per key: 0 absent, else the value's length */
+static unsigned short present[NKEYS], inner[NKEYS];
+static int last_key = -1; /* the model's largest present key, -1 when empty */
+
+static void key_of(char *b, unsigned i) { snprintf(b, 16, "%08u", i); }
+
+static void value_of(unsigned char *b, unsigned i, size_t n)
+{
+    for (size_t j = 0; j < n; j++)
+        b[j] = (unsigned char)(i * 31u + j);
+}
+
+static void recompute_last(unsigned short *m)
+{
+    while (last_key >= 0 && !m[last_key])
+        last_key--;
+}
+
+static unsigned char vbuf[20000];
+
+static void put(MDB_txn *txn, MDB_dbi dbi, unsigned short *m, unsigned i, size_t len, unsigned flags)
+{
+    char kb[16];
+    key_of(kb, i);
+    value_of(vbuf, i, len);
+    MDB_val k = {8, kb}, v = {len, vbuf};
+    CHECK(mdb_put(txn, dbi, &k, &v, flags));
+    m[i] = (unsigned short)len;
+    if ((int)i > last_key)
+        last_key = (int)i;
+}
+
+static void del(MDB_txn *txn, MDB_dbi dbi, unsigned short *m, unsigned i)
+{
+    char kb[16];
+    key_of(kb, i);
+    MDB_val k = {8, kb};
+    int rc = mdb_del(txn, dbi, &k, NULL);
+    if (m[i])
+        CHECK(rc);
+    else
+        CHECK_RC(rc, MDB_NOTFOUND);
+    m[i] = 0;
+    recompute_last(m);
+}
+
+/* n puts past the model's last key, values of 10..300 bytes */
+static void run_of_puts(MDB_txn *txn, MDB_dbi dbi, unsigned short *m, unsigned n, unsigned flags)
+{
+    for (unsigned j = 0; j < n && last_key + 1 < NKEYS; j++)
+        put(txn, dbi, m, (unsigned)(last_key + 1), 10 + rnd(290), flags);
+}
+
+static void expect_last(MDB_txn *txn, MDB_dbi dbi, const char *after)
+{
+    MDB_cursor *c;
+    MDB_val k, v;
+    CHECK(mdb_cursor_open(txn, dbi, &c));
+    int rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
+    if (last_key < 0) {
+        EXPECT_MSG(rc == MDB_NOTFOUND, "after %s: the DB should be empty", after);
+    } else {
+        char kb[16];
+        key_of(kb, (unsigned)last_key);
+        EXPECT_MSG(rc == 0 && k.mv_size == 8 && !memcmp(k.mv_data, kb, 8) &&
+                       v.mv_size == present[last_key],
+                   "after %s: last key is not %s", after, kb);
+    }
+    mdb_cursor_close(c);
+}
+
+static void expect_all(MDB_txn *txn, MDB_dbi dbi, const char *when)
+{
+    MDB_cursor *c;
+    MDB_val k, v;
+    CHECK(mdb_cursor_open(txn, dbi, &c));
+    unsigned seen = 0, bad = 0;
+    int rc;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        char kb[9] = {0};
+        memcpy(kb, k.mv_data, k.mv_size < 8 ? k.mv_size : 8);
+        unsigned i = (unsigned)strtoul(kb, NULL, 10);
+        value_of(vbuf, i, v.mv_size);
+        if (k.mv_size != 8 || i >= NKEYS || present[i] != v.mv_size || memcmp(v.mv_data, vbuf, v.mv_size))
+            bad++;
+        seen++;
+    }
+    unsigned want = 0;
+    for (unsigned i = 0; i < NKEYS; i++)
+        want += present[i] != 0;
+    EXPECT_MSG(rc == MDB_NOTFOUND && bad == 0 && seen == want,
+               "%s: %u records seen, %u wrong, model has %u", when, seen, bad, want);
+    mdb_cursor_close(c);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s DIR\n", argv[0]);
+        return 2;
+    }
+    mkdir(argv[1], 0755);
+    MDB_env *env = mdbtest_env(1UL << 30, 4);
+    CHECK(mdbcore_env_set_dirty_limit(env, 256));
+    CHECK(mdb_env_open(env, argv[1], MDB_NOSYNC, 0644));
+    MDB_txn *txn;
+    MDB_dbi dbi, other;
+    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+    CHECK(mdb_dbi_open(txn, "edge", MDB_CREATE, &dbi));
+    CHECK(mdb_dbi_open(txn, "other", MDB_CREATE, &other));
+    uint64_t spilled0 = mdbcore_env_spilled_pages(env);
+    unsigned commits = 0, nested = 0;
+    for (unsigned step = 0; step < STEPS; step++) {
+        static const char *names[] = {"puts",   "appends", "tail deletes", "middle", "overflow",
+                                      "other",  "nested",  "drop",         "commit"};
+        unsigned what = rnd(100);
+        unsigned kind = what < 40 ? 0 : what < 55 ? 1 : what < 65 ? 2 : what < 75 ? 3 : what < 80 ? 4
+                      : what < 87 ? 5 : what < 94 ? 6 : what < 95 ? 7 : 8;
+        switch (kind) {
+        case 0:
+            run_of_puts(txn, dbi, present, 1 + rnd(200), 0);
+            break;
+        case 1:
+            run_of_puts(txn, dbi, present, 1 + rnd(200), MDB_APPEND);
+            break;
+        case 2: /* enough from the end to empty the last leaves and merge them away */
+            for (unsigned n = 1 + rnd(120); n && last_key >= 0; n--)
+                del(txn, dbi, present, (unsigned)last_key);
+            break;
+        case 3:
+            if (last_key > 0) {
+                unsigned i = rnd((unsigned)last_key);
+                if (rnd(2))
+                    put(txn, dbi, present, i, 10 + rnd(290), 0);
+                else
+                    del(txn, dbi, present, i);
+            }
+            break;
+        case 4: /* an overflow value, at the end or anywhere */
+            put(txn, dbi, present, rnd(2) || last_key < 1 ? (unsigned)(last_key + 1) : rnd((unsigned)last_key),
+                3000 + rnd(12000), 0);
+            break;
+        case 5: {
+            char kb[16];
+            key_of(kb, rnd(NKEYS));
+            MDB_val k = {8, kb}, v = {8, kb};
+            CHECK(mdb_put(txn, other, &k, &v, 0));
+            break;
+        }
+        case 6: { /* the child works on a copy of the model; it joins it on commit */
+            MDB_txn *child;
+            CHECK(mdb_txn_begin(env, txn, 0, &child));
+            memcpy(inner, present, sizeof present);
+            int keep_last = last_key;
+            run_of_puts(child, dbi, inner, 1 + rnd(150), rnd(2) ? MDB_APPEND : 0);
+            if (rnd(3) == 0 && last_key >= 0)
+                del(child, dbi, inner, (unsigned)last_key);
+            if (rnd(2)) {
+                CHECK(mdb_txn_commit(child));
+                memcpy(present, inner, sizeof present);
+            } else {
+                mdb_txn_abort(child);
+                last_key = keep_last;
+            }
+            nested++;
+            break;
+        }
+        case 7:
+            CHECK(mdb_drop(txn, dbi, 0));
+            memset(present, 0, sizeof present);
+            last_key = -1;
+            break;
+        case 8:
+            expect_all(txn, dbi, "before a commit");
+            CHECK(mdb_txn_commit(txn));
+            CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+            commits++;
+            break;
+        }
+        expect_last(txn, dbi, names[kind]);
+        if (mdbtest_failures)
+            break;
+    }
+    expect_all(txn, dbi, "at the end");
+    CHECK(mdb_txn_commit(txn));
+    mdbcore_check_report rep;
+    int rc = mdbcore_check_env(env, &rep);
+    EXPECT_MSG(rc == 0, "checker: %s", mdb_strerror(rc));
+    mdbcore_check_report_free(&rep);
+    uint64_t spilled = mdbcore_env_spilled_pages(env) - spilled0;
+    printf("%u steps, %u commits, %u nested txns, %llu pages spilled\n", STEPS, commits, nested,
+           (unsigned long long)spilled);
+    EXPECT_MSG(spilled > 0, "no page was spilled: the test did not cover spills");
+    mdb_env_close(env);
+    TEST_DONE();
+}
