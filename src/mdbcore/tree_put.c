@@ -195,8 +195,12 @@ int tree_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data, unsigned flag
                 return MDB_KEYEXIST;
             mc->ki[mc->top]++;
         }
-    } else if (!past_last_item(mc, &key) && (rc = cursor_seek(mc, &key, &exact)) != 0) {
-        return rc;
+    } else if (!past_last_item(mc, &key)) {
+        /* a caller's cursor (live stack) may already stand near the key */
+        rc = (mc->flags & C_UNTRACK) ? cursor_seek(mc, &key, &exact)
+                                     : cursor_seek_near(mc, &key, &exact);
+        if (rc)
+            return rc;
     }
     if (exact && (mc->pg[mc->top]->flags & P_LEAF2))
         return (flags & MDB_NOOVERWRITE) ? MDB_KEYEXIST : 0; /* a present duplicate */
