@@ -1,10 +1,10 @@
-"""Lookups through a cursor that already stands somewhere (cursor_seek_near).
+"""Lookups and puts through a cursor that already stands somewhere (cursor_seek_here).
 
-A set_key / set_range / put through a positioned cursor first looks in the leaf the
-cursor stands on, when the key falls between that leaf's first and last keys.  Here the
-cursor jumps between keys in its own leaf, next to it and far away, while other handles
-put and delete (splitting and merging its leaf), in write txns and in read txns, and
-every answer is compared with a sorted model.
+A put through a positioned cursor first compares its key with the item under the cursor
+(a get and then a put of the same key need no second search).  Here the cursor jumps
+between keys in its own leaf, next to it and far away, puts at the key it stands on and
+elsewhere, while other handles put and delete (splitting and merging its leaf), in write
+txns and in read txns, and every answer is compared with a sorted model.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ STEP = st.one_of(
     st.tuples(st.just("other_put"), st.integers(0, KEYS)),
     st.tuples(st.just("other_del"), st.integers(0, KEYS)),
     st.tuples(st.just("cursor_del"), st.just(0)),
+    st.tuples(st.just("put_here"), st.integers(0, 9)),
 )
 
 
@@ -46,6 +47,7 @@ def test_lookups_from_where_the_cursor_stands(lm, tmp_path_factory, stride, step
         with env.begin(write=True) as txn:
             for k in model:
                 txn.put(k, k * 8)  # 48-byte values: about 60 to a leaf
+        values = {k: k * 8 for k in model}
         at = 0  # the model index the cursor stands on (for "near")
         with env.begin(write=True) as txn:
             cur = txn.cursor()
@@ -58,7 +60,7 @@ def test_lookups_from_where_the_cursor_stands(lm, tmp_path_factory, stride, step
                 if op == "set_key":
                     assert cur.set_key(k) == (k in model)
                     if k in model:
-                        assert cur.key() == k and cur.value() == k * 8
+                        assert cur.key() == k and cur.value() == values[k]
                         at = bisect.bisect_left(model, k)
                 elif op == "set_range":
                     j = bisect.bisect_left(model, k)
@@ -68,23 +70,31 @@ def test_lookups_from_where_the_cursor_stands(lm, tmp_path_factory, stride, step
                         at = j
                 elif op == "cursor_put":
                     assert cur.put(k, k * 8)
+                    values[k] = k * 8
                     if k not in model:
                         bisect.insort(model, k)
                     assert cur.key() == k
                     at = bisect.bisect_left(model, k)
                 elif op == "other_put":
                     assert other.put(k, k * 8)
+                    values[k] = k * 8
                     if k not in model:
                         bisect.insort(model, k)
                 elif op == "other_del":
                     assert txn.delete(k) == (k in model)
                     if k in model:
                         model.remove(k)
+                elif op == "put_here" and cur.key():
+                    # the value changes length: the node is rewritten, maybe moved
+                    k, v = cur.key(), cur.key() * (1 + i)
+                    assert cur.put(k, v)
+                    assert cur.key() == k and cur.value() == v
+                    values[k] = v
                 elif op == "cursor_del" and model and cur.key():
                     k = cur.key()
                     assert cur.delete()
                     model.remove(k)
-            assert [k for k, _ in txn.cursor()] == model
+            assert list(txn.cursor()) == [(k, values[k]) for k in model]
         # and in a read txn, where the pages never change
         with env.begin() as txn:
             cur = txn.cursor()
