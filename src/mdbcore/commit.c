@@ -57,6 +57,7 @@ int txn_commit(MDB_txn *txn)
         goto fail;
     if (env->lock)
         env->lock->head->txnid = txn->txnid;
+    dbi_remember_committed(txn);
     txn_finish_commit(txn);
     return 0;
 fail:

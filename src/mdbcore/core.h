@@ -387,6 +387,7 @@ void dbi_close(MDB_env *env, MDB_dbi dbi);
 void dbi_slot_forget(MDB_env *env, MDB_dbi i);
 int dbi_drop(MDB_txn *txn, MDB_dbi dbi, int del);
 int dbi_save_all(MDB_txn *txn);
+void dbi_remember_committed(MDB_txn *txn);
 void dbi_stat(MDB_txn *txn, MDB_dbi dbi, MDB_stat *st);
 int env_open(MDB_env *env, const char *path, unsigned flags, mode_t mode);
 void env_close(MDB_env *env);

@@ -354,6 +354,35 @@ int dbi_save_all(MDB_txn *txn)
     return 0;
 }
 
+/* After txn's meta is written: every record it holds is, from now on, that record in
+ * snapshot txn->txnid, so the next write txn (whose snapshot this is) and its readers
+ * take it without a search of MAIN.  A record the txn never loaded (STALE) or a handle
+ * closed meanwhile is left out; the memory is keyed on the snapshot's txnid, which names
+ * one committed state of the file, so a commit by another process simply misses. */
+void dbi_remember_committed(MDB_txn *txn)
+{
+    MDB_env *env = txn->env;
+    int any = 0;
+    for (MDB_dbi j = 0; j < txn->ntouched && !any; j++) {
+        MDB_dbi i = txn->touched[j];
+        any = i >= CORE_DBS && (txn->dbstate[i] & (DBS_VALID | DBS_STALE)) == DBS_VALID;
+    }
+    if (!any)
+        return;
+    pthread_mutex_lock(&env->dbi_mutex);
+    for (MDB_dbi j = 0; j < txn->ntouched; j++) {
+        MDB_dbi i = txn->touched[j];
+        if (i < CORE_DBS || (txn->dbstate[i] & (DBS_VALID | DBS_STALE)) != DBS_VALID ||
+            env->dbseq[i] != txn->dbseq[i] || !env->dbinfo[i].name.mv_data)
+            continue;
+        db_info *d = &env->dbinfo[i];
+        d->rec = txn->dbs[i];
+        d->rec_txnid = txn->txnid;
+        d->rec_known = 1;
+    }
+    pthread_mutex_unlock(&env->dbi_mutex);
+}
+
 void dbi_stat(MDB_txn *txn, MDB_dbi dbi, MDB_stat *st)
 {
     db_record *d = &txn->dbs[dbi];

@@ -41,8 +41,9 @@ typedef struct db_info {
     MDB_cmp_func *dcmp;  /* duplicate comparator (DUPSORT) */
     MDB_rel_func *rel;   /* stored, never called (as LMDB 0.9) */
     void *relctx;
-    /* The record as committed in snapshot rec_txnid, if rec_known (under dbi_mutex): read
-     * txns of that snapshot take it instead of searching MAIN (txn.c, dbi.c). */
+    /* The record as committed in snapshot rec_txnid, if rec_known (under dbi_mutex): txns
+     * of that snapshot take it instead of searching MAIN (txn.c).  Set by a read txn that
+     * searched, and by a write txn's commit for the records it leaves (dbi.c). */
     int rec_known;
     uint64_t rec_txnid;
     db_record rec;

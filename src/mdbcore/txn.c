@@ -135,8 +135,11 @@ void txn_dbi_setup(MDB_txn *txn, MDB_dbi dbi)
         txn->dbstate[dbi] = DBS_VALID;
     else if (dbi < env->numdbs && env->dbinfo[dbi].name.mv_data) {
         const db_info *d = &env->dbinfo[dbi];
-        /* same committed snapshot, same MAIN: the record another reader found is ours */
-        if ((txn->flags & TXN_RDONLY) && d->rec_known && d->rec_txnid == txn->txnid) {
+        /* same committed snapshot, same MAIN: the record another txn found or committed
+         * is ours (a write txn's snapshot is the one before its own txnid; a child's
+         * parent has not touched this handle, or the child would have its record) */
+        txnid_t snapshot = (txn->flags & TXN_RDONLY) ? txn->txnid : txn->txnid - 1;
+        if (d->rec_known && d->rec_txnid == snapshot) {
             txn->dbs[dbi] = d->rec;
             txn->dbstate[dbi] = DBS_VALID | DBS_USRVALID;
         } else {
