@@ -3,7 +3,7 @@
  * same source is linked once to Debian's liblmdb and once to our build/compat/liblmdb.so.
  * bench/catalogue.py runs both in interleaved rounds and reports median ratios.
  *
- *   catalogue DIR WORKLOAD N BATCH VALSIZE [dupsort] [sync] [threads=T] [seed=S]
+ *   catalogue DIR WORKLOAD N BATCH VALSIZE [dupsort] [sync] [notls] [threads=T] [seed=S]
  *   catalogue --version          (the library's mdb_version string)
  *
  * One workload per process, so the CPU time, page faults and peak RSS it reports belong to
@@ -17,6 +17,7 @@
  *   seekrandom (N/10 seeks: MDB_SET_RANGE then 10 MDB_NEXT) readwhilewriting (T reader
  *   threads share N random gets while one writer overwrites random records, BATCH a txn)
  *   synccommit (N txns of one random put each; use "sync" on a real disk)
+ *   readtxn (N read txns of one random get each; "notls" opens the env MDB_NOTLS)
  *
  * Output: one JSON object on stdout with the timed phase's operations, seconds, user and
  * system CPU, minor and major page faults, the process's peak RSS, the data file's size and
@@ -183,6 +184,24 @@ static size_t read_random(const size_t *order, size_t first, size_t count)
     return count;
 }
 
+/* `count` short read txns, as a server answers requests: begin, one random get, end.
+ * Under MDB_NOTLS (as py-lmdb and mdb's Python package open every env) each one claims
+ * and gives back a reader slot. */
+static size_t read_txns(const size_t *order, size_t count)
+{
+    if (cfg.dupsort)
+        die("readtxn has no dupsort variant", EINVAL);
+    uint8_t k[KEY_SIZE], *v = malloc(cfg.valsize ? cfg.valsize : 1);
+    for (size_t i = 0; i < count; i++) {
+        MDB_txn *txn;
+        CHECK(mdb_txn_begin(cfg.env, NULL, MDB_RDONLY, &txn));
+        get_record(txn, NULL, order[i % cfg.n], k, v);
+        mdb_txn_abort(txn);
+    }
+    free(v);
+    return count;
+}
+
 static size_t scan(MDB_cursor_op first, MDB_cursor_op next)
 {
     MDB_cursor *cur = open_reader(cfg.dbi);
@@ -331,7 +350,7 @@ int main(int argc, char **argv)
     }
     if (argc < 6) {
         fprintf(stderr, "usage: catalogue DIR WORKLOAD N BATCH VALSIZE [dupsort] [sync] "
-                        "[threads=T] [seed=S]\n");
+                        "[notls] [threads=T] [seed=S]\n");
         return 2;
     }
     const char *dir = argv[1], *work = argv[2];
@@ -339,12 +358,14 @@ int main(int argc, char **argv)
     cfg.batch = strtoull(argv[4], NULL, 10);
     cfg.valsize = strtoull(argv[5], NULL, 10);
     cfg.seed = 42;
-    int sync = 0, threads = 1;
+    int sync = 0, threads = 1, notls = 0;
     for (int i = 6; i < argc; i++) {
         if (!strcmp(argv[i], "dupsort"))
             cfg.dupsort = 1;
         else if (!strcmp(argv[i], "sync"))
             sync = 1;
+        else if (!strcmp(argv[i], "notls"))
+            notls = MDB_NOTLS;
         else if (!strncmp(argv[i], "threads=", 8))
             threads = atoi(argv[i] + 8);
         else if (!strncmp(argv[i], "seed=", 5))
@@ -361,7 +382,7 @@ int main(int argc, char **argv)
     CHECK(mdb_env_set_mapsize(cfg.env, (size_t)BENCH_MAP_GIB << 30));
     CHECK(mdb_env_set_maxreaders(cfg.env, 126));
     CHECK(mdb_env_set_maxdbs(cfg.env, 2));
-    CHECK(mdb_env_open(cfg.env, dir, sync ? 0 : MDB_NOSYNC, 0644));
+    CHECK(mdb_env_open(cfg.env, dir, (sync ? 0 : MDB_NOSYNC) | notls, 0644));
     {
         MDB_txn *txn;
         CHECK(mdb_txn_begin(cfg.env, NULL, 0, &txn));
@@ -378,7 +399,7 @@ int main(int argc, char **argv)
 
     size_t *order = NULL;
     if (!strcmp(work, "fillrandom") || !strcmp(work, "overwrite") || !strcmp(work, "deleterandom") ||
-        !strcmp(work, "readrandom") || !strcmp(work, "synccommit"))
+        !strcmp(work, "readrandom") || !strcmp(work, "readtxn") || !strcmp(work, "synccommit"))
         order = shuffled(cfg.n, cfg.seed);
 
     struct rusage r0, r1;
@@ -400,6 +421,8 @@ int main(int argc, char **argv)
         delete_records(order, cfg.n, cfg.batch);
     else if (!strcmp(work, "readrandom"))
         ops = read_random(order, 0, cfg.n);
+    else if (!strcmp(work, "readtxn"))
+        ops = read_txns(order, cfg.n);
     else if (!strcmp(work, "readseq"))
         ops = scan(MDB_FIRST, MDB_NEXT);
     else if (!strcmp(work, "readreverse"))

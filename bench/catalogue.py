@@ -64,6 +64,7 @@ class Row:
     dupsort: bool = False
     threads: int = 1
     durable: bool = False
+    notls: bool = False
 
     def args(self) -> list[str]:
         a = [self.workload, str(self.n), str(self.batch), str(self.valsize)]
@@ -71,6 +72,8 @@ class Row:
             a.append("dupsort")
         if self.durable:
             a.append("sync")
+        if self.notls:
+            a.append("notls")
         if self.workload == "readwhilewriting":
             a.append(f"threads={self.threads}")
         return a
@@ -94,6 +97,8 @@ def catalogue(n: int) -> list[Row]:
         Row("overwrite/b1", "overwrite", small, batch=1),
         Row("deleterandom/b1000", "deleterandom", n),
         Row("readrandom", "readrandom", n),
+        Row("readtxn", "readtxn", n),
+        Row("readtxn/notls", "readtxn", n, notls=True),
         Row("readseq", "readseq", n),
         Row("readreverse", "readreverse", n),
         Row("seekrandom", "seekrandom", n),

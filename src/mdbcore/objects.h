@@ -196,6 +196,7 @@ struct MDB_env {
                            * dbi_mutex with release order, so txn.c may load it unlocked */
     MDB_dbi maxdbs;       /* maxdbs + CORE_DBS */
     pid_t pid;            /* process that opened the env (fork detection) */
+    pid_t pidlock_pid;    /* process known to hold its liveness lock (readers.c) */
     char *path;           /* as given to mdb_env_open */
     uint8_t *map;         /* the memory map of data.mdb */
     size_t mapsize;

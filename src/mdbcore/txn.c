@@ -24,9 +24,15 @@ static int bind_slot(MDB_txn *txn)
     if (!slot && !(env->flags & MDB_NOTLS) && !txn->owns_slot)
         slot = pthread_getspecific(env->reader_key);
     if (!slot) {
-        int rc = readers_pidlock(env->lock, env->pid);
-        if (rc)
-            return rc;
+        /* the liveness lock is taken once per env, as LMDB does: under MDB_NOTLS every
+         * read txn claims a slot, and an fcntl per txn was a third of a short one's time.
+         * Threads racing here both take it, which is harmless. */
+        int rc;
+        if (__atomic_load_n(&env->pidlock_pid, __ATOMIC_RELAXED) != env->pid) {
+            if ((rc = readers_pidlock(env->lock, env->pid)) != 0)
+                return rc;
+            __atomic_store_n(&env->pidlock_pid, env->pid, __ATOMIC_RELAXED);
+        }
         rc = readers_acquire(env->lock, env->pid, pthread_self(), &slot);
         if (rc)
             return rc;
