@@ -218,6 +218,13 @@ void page_cache_free(MDB_env *env);
 /* A tree of txn changed, or a dirty page may have moved or been given back: every saved
  * page stack (txn->edge) is stale from here on. */
 static inline void txn_shape_changed(MDB_txn *txn) { txn->shape_gen++; }
+/* A dirty page may have been replaced, moved or given back: no saved page pointer of this
+ * txn is good any more (cursor_track.c, tree_put.c). */
+static inline void txn_pages_changed(MDB_txn *txn)
+{
+    txn->shape_gen++;
+    txn->pages_gen++;
+}
 page *dirty_find(MDB_txn *txn, pgno_t pgno);
 /* The txn's own dirty copy, else the nearest ancestor's (nested txns), else NULL. */
 page *dirty_find_chain(MDB_txn *txn, pgno_t pgno, int *own);
@@ -341,6 +348,8 @@ int overflow_free(MDB_txn *txn, node_header *n, unsigned *npages_out);
 #define TRK_END 2   /* cursor was past the end */
 void track_before(MDB_cursor *mc);
 int track_after(MDB_cursor *mc);
+/* track_after for a put that returned put_rc: cursors on other leaves may stay put */
+int track_after_put(MDB_cursor *mc, int put_rc);
 /* Save / restore the position of one cursor by its key. */
 int track_save_one(MDB_cursor *c);
 int track_restore_one(MDB_cursor *c);

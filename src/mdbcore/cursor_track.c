@@ -8,6 +8,9 @@
  * cursor whose own item was deleted lands, so NEXT returns the successor and PREV the
  * predecessor.  Splits, merges, root changes and copy-on-write moves are thereby all
  * covered by one rule, at the price of one descent per tracked cursor per change.
+ * One exception (track_after_put): a put that allocated, freed and spilled nothing wrote
+ * only into the leaf its cursor stands on (and that key's duplicates), so a cursor
+ * standing on any other leaf still holds live pages and right indexes, and stays.
  * Invariant: after track_after no cursor holds a pointer to a page that may have been
  * freed or moved.
  */
@@ -148,12 +151,15 @@ void track_before(MDB_cursor *mc)
     /* a change made of several steps (dupsort.c) brackets them all: save once */
     if (txn->track_depth++ > 0)
         return;
+    txn->track_pages_gen = txn->pages_gen;
     for (MDB_cursor *c = txn->cursors[mc->dbi]; c; c = c->next)
         if (c != mc)
             track_save_one(c);
 }
 
-int track_after(MDB_cursor *mc)
+/* Put the other cursors back; with `kept_leaf`, those standing on another leaf than that
+ * one keep their place as it is. */
+static int restore_others(MDB_cursor *mc, const page *kept_leaf)
 {
     MDB_txn *txn = mc->txn;
     int rc = 0;
@@ -161,11 +167,32 @@ int track_after(MDB_cursor *mc)
         return 0;
     if (--txn->track_depth > 0)
         return 0;
-    for (MDB_cursor *c = txn->cursors[mc->dbi]; c; c = c->next)
-        if (c != mc) {
-            int r = track_restore_one(c);
-            if (r && !rc)
-                rc = r;
+    for (MDB_cursor *c = txn->cursors[mc->dbi]; c; c = c->next) {
+        if (c == mc)
+            continue;
+        if (kept_leaf && c->trk_state != TRK_NONE && c->snum > 0 &&
+            c->pg[c->top] != kept_leaf) {
+            c->trk_state = TRK_NONE;
+            continue;
         }
+        int r = track_restore_one(c);
+        if (r && !rc)
+            rc = r;
+    }
     return rc;
+}
+
+int track_after(MDB_cursor *mc)
+{
+    return restore_others(mc, NULL);
+}
+
+int track_after_put(MDB_cursor *mc, int put_rc)
+{
+    MDB_txn *txn = mc->txn;
+    const page *leaf = NULL;
+    if (put_rc == 0 && txn->pages_gen == txn->track_pages_gen &&
+        (mc->flags & C_INITIALIZED) && mc->snum > 0)
+        leaf = mc->pg[mc->top];
+    return restore_others(mc, leaf);
 }

@@ -243,12 +243,13 @@ int dup_put(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags)
 {
     track_before(mc);
     int rc = dup_put_inner(mc, key, data, flags);
-    int rc2 = track_after(mc);
+    int rc2 = track_after_put(mc, rc);
     return rc ? rc : rc2;
 }
 
 int dup_del(MDB_cursor *mc, const MDB_val *data, int from_cursor)
 {
+    txn_pages_changed(mc->txn); /* a delete may move nodes between pages (see track_after_put) */
     track_before(mc);
     int rc = dup_del_inner(mc, data, from_cursor);
     int rc2 = track_after(mc);
@@ -259,7 +260,7 @@ int dup_put_current(MDB_cursor *mc, const MDB_val *key, MDB_val *data)
 {
     track_before(mc);
     int rc = dup_current_inner(mc, key, data);
-    int rc2 = track_after(mc);
+    int rc2 = track_after_put(mc, rc);
     return rc ? rc : rc2;
 }
 

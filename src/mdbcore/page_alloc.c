@@ -21,7 +21,7 @@ int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out)
 {
     MDB_env *env = txn->env;
     unsigned psize = env->psize;
-    txn_shape_changed(txn);
+    txn_pages_changed(txn);
     /* A tree page is not zeroed: its buffer holds an earlier page image of this file (or
      * zeros, page_buffer.c), the same as the gap a copy-on-write leaves (page_cow.c), and
      * its header is written below.  A run of overflow pages is fresh heap memory: zeroed,
@@ -87,7 +87,7 @@ int page_free_clean(MDB_txn *txn, pgno_t pgno)
 int page_free(MDB_txn *txn, pgno_t pgno, unsigned npages)
 {
     int own;
-    txn_shape_changed(txn);
+    txn_pages_changed(txn);
     page *d = dirty_find_chain(txn, pgno, &own);
     if (!d)
         return npages == 1 ? idl_push(&txn->free_pgs, pgno)

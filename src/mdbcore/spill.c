@@ -75,7 +75,7 @@ static int spill(MDB_txn *txn, MDB_cursor *mc, const MDB_val *key, const MDB_val
         return 0;
     if (txn->parent)
         return 0; /* see the top of the file: MDB_TXN_FULL will say so */
-    txn_shape_changed(txn);
+    txn_pages_changed(txn);
     /* spill well below the limit, so the next operations do not spill again at once */
     size_t reserve = need + env->max_dirty / 8;
     size_t target = reserve < env->max_dirty ? env->max_dirty - reserve : 0;
@@ -188,7 +188,7 @@ int spill_take_back(MDB_txn *txn, page *p, page **out)
     if (!l || txn->parent || !(at = spilled_at(l, p->pgno)))
         return 0;
     MDB_env *env = txn->env;
-    txn_shape_changed(txn);
+    txn_pages_changed(txn);
     size_t bytes = env->psize * ((p->flags & P_OVERFLOW) ? p->u.overflow_pages : 1);
     page *np = p;
     if (!(env->flags & MDB_WRITEMAP)) {

@@ -233,6 +233,7 @@ int tree_del_current(MDB_cursor *mc, int internal)
     key.mv_data = kb;
     unsigned eof = mc->flags & C_EOF; /* LMDB keeps a stale end mark across a delete */
 
+    txn_pages_changed(mc->txn); /* a rebalance may move nodes between pages (track_after_put) */
     track_before(mc);
     if ((rc = cursor_touch(mc)) != 0)
         goto fail;

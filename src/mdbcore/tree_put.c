@@ -302,8 +302,8 @@ done:
     free(tmp);
     if (rc) {
         mc->flags &= ~C_INITIALIZED;
-        track_after(mc);
+        track_after_put(mc, rc);
         return rc;
     }
-    return track_after(mc);
+    return track_after_put(mc, 0);
 }

@@ -233,7 +233,7 @@ int txn_nested_begin(MDB_txn *parent, MDB_txn **out)
     parent->child = t;
     parent->flags |= TXN_HAS_CHILD;
     /* the child's commit replaces and frees pages of the parent: its saved stacks go */
-    txn_shape_changed(parent);
+    txn_pages_changed(parent);
     *out = t;
     return 0;
 }
