@@ -315,6 +315,9 @@ txnid_t freelist_oldest(MDB_txn *txn);
 /* Node flags F_SUBDATA may be or-ed into flags by dbi.c; user flags as LMDB. */
 #define PUT_SUBDATA 0x01000000u /* internal: store an F_SUBDATA node (named-DB record) */
 #define PUT_DUPDATA 0x02000000u /* internal: store an F_DUPDATA node (dupsort.c) */
+/* internal: a search for key has just left the cursor where key goes (not found): no
+ * second search */
+#define PUT_PLACED 0x04000000u
 int tree_put(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags);
 /* mdb_put's shortcut to the right edge of a tree (tree_put.c): tree_edge_restore puts a
  * fresh cursor on the saved edge of its DB when that is still current (returns 1);

@@ -310,6 +310,7 @@ static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in
      * (APPENDDUP checked), so the insert goes at the end without a search. */
     MDB_val last = {0, NULL};
     int have_last = 0, after_last = 0;
+    unsigned put_flags = 0;
     exact = 0;
     if (flags & MDB_APPEND) {
         MDB_val lk;
@@ -335,9 +336,11 @@ static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in
             exact = 0;
         else if (rc)
             return rc;
+        else if (!exact)
+            put_flags = PUT_PLACED; /* the search left the cursor where the key goes */
     }
     if (!exact) {
-        if ((rc = tree_put(mc, &key, &data, 0)) != 0)
+        if ((rc = tree_put(mc, &key, &data, put_flags)) != 0)
             return rc;
         return stand_on_value(mc, &data);
     }

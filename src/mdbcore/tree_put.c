@@ -179,7 +179,7 @@ int tree_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data, unsigned flag
         memcpy(kbuf, n->key, n->ksize);
         key.mv_size = n->ksize;
         exact = 1;
-    } else if (mc->db->root == P_INVALID) {
+    } else if (mc->db->root == P_INVALID || (flags & PUT_PLACED)) {
         exact = 0;
     } else if (flags & MDB_APPEND) {
         /* A loader appends through one cursor, which the last put left on the last item:
