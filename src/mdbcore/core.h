@@ -320,9 +320,10 @@ txnid_t freelist_oldest(MDB_txn *txn);
 #define PUT_PLACED 0x04000000u
 int tree_put(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags);
 /* mdb_put's shortcut to the right edge of a tree (tree_put.c): tree_edge_restore puts a
- * fresh cursor on the saved edge of its DB when that is still current (returns 1);
- * tree_edge_remember saves the cursor's stack after a put that may have left it there. */
-int tree_edge_restore(MDB_cursor *mc);
+ * fresh cursor on the saved edge of its DB when that is still current (else leaves it
+ * as it is); tree_edge_remember saves the cursor's stack after a put that may have left
+ * it there. */
+void tree_edge_restore(MDB_cursor *mc);
 void tree_edge_remember(const MDB_cursor *mc);
 int tree_split(MDB_cursor *mc, const MDB_val *key, const MDB_val *data, pgno_t pg,
                unsigned nflags, int append);

@@ -22,7 +22,7 @@ int overflow_write(MDB_txn *txn, const MDB_val *data, pgno_t *pg, void **dst)
     if (filled) {
         if (data->mv_size)
             memcpy(body, data->mv_data, data->mv_size);
-        if (!(txn->env->flags & MDB_NOMEMINIT))
+        if (!(env->flags & MDB_NOMEMINIT))
             memset(body + data->mv_size, 0, n * env->psize - PAGEHDRSZ - data->mv_size);
     }
     *pg = p->pgno;

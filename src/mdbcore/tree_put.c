@@ -82,11 +82,11 @@ static int on_last_item(const MDB_cursor *mc)
     return IS_LEAF(mc->pg[mc->top]);
 }
 
-int tree_edge_restore(MDB_cursor *mc)
+void tree_edge_restore(MDB_cursor *mc)
 {
     const struct right_edge *e = &mc->txn->edge;
     if (e->snum == 0 || e->shape_gen != mc->txn->shape_gen || e->dbi != mc->dbi)
-        return 0;
+        return;
     for (unsigned i = 0; i < e->snum; i++) {
         mc->pg[i] = e->pg[i];
         mc->ki[i] = e->ki[i];
@@ -95,7 +95,6 @@ int tree_edge_restore(MDB_cursor *mc)
     mc->top = (uint16_t)(e->snum - 1);
     mc->flags |= C_INITIALIZED;
     mc->flags &= ~(C_EOF | C_DEL);
-    return 1;
 }
 
 void tree_edge_remember(const MDB_cursor *mc)
