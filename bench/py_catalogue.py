@@ -8,8 +8,10 @@ RocksDB through rocksdict).  A benchmark, not a test: it prints figures and writ
 
 Each (engine, batch) run is a fresh Python process with a fresh store on tmpfs
 (/dev/shm): it fills N records of 16-byte keys (big-endian counters) and 100-byte values
-in key order (fillseq), reads them all in a fixed random order (readrandom) and in key
-order (readseq), then fills a second store in random order (fillrandom).  Writes go BATCH
+in key order (fillseq), reads them all in a fixed random order (readrandom), again one
+read txn per get as a server answering requests would (readtxn; a plain get for the
+stores without read txns), and in key order (readseq), then fills a second store in
+random order (fillrandom).  Writes go BATCH
 to a transaction (0: all in one): a write txn for LMDB, BEGIN/COMMIT for sqlite3, a write
 batch for LevelDB and RocksDB.  Durability is relaxed the same way everywhere: nothing is
 synced to disk, a crash of the process loses nothing committed (LMDB sync=False, sqlite3
@@ -43,7 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from provenance import BUILD_DIR, base, median_spread, write_jsonl  # noqa: E402
 
 ENGINES = ["mdb-cext", "mdb-cffi", "py-lmdb", "sqlite3", "leveldb", "rocksdb"]
-PHASES = ["fillseq", "readrandom", "readseq", "fillrandom"]
+PHASES = ["fillseq", "readrandom", "readtxn", "readseq", "fillrandom"]
 VALUE = bytes(range(100))
 
 
@@ -59,6 +61,8 @@ class Store(Protocol):
     def fill(self, keys: list[bytes], batch: int) -> int: ...
 
     def read_random(self, keys: list[bytes]) -> int: ...
+
+    def read_txns(self, keys: list[bytes]) -> int: ...
 
     def read_seq(self) -> int: ...
 
@@ -79,6 +83,10 @@ class KVStore(Store):
             if get(k) is None:
                 raise RuntimeError("missing key")
         return len(keys)
+
+    def read_txns(self, keys: list[bytes]) -> int:
+        # a lone get is its own read here (no snapshot is held between gets)
+        return self.read_random(keys)
 
     def read_seq(self) -> int:
         n = 0
@@ -107,6 +115,14 @@ class LmdbStore(KVStore):
             get = txn.get
             for k in keys:
                 if get(k) is None:
+                    raise RuntimeError("missing key")
+        return len(keys)
+
+    def read_txns(self, keys: list[bytes]) -> int:
+        begin = self.env.begin
+        for k in keys:
+            with begin() as txn:
+                if txn.get(k) is None:
                     raise RuntimeError("missing key")
         return len(keys)
 
@@ -140,6 +156,9 @@ class SqliteStore(Store):
             if ex(q, (k,)).fetchone() is None:
                 raise RuntimeError("missing key")
         return len(keys)
+
+    def read_txns(self, keys: list[bytes]) -> int:
+        return self.read_random(keys)  # autocommit: each SELECT is its own read txn
 
     def read_seq(self) -> int:
         n = 0
@@ -255,6 +274,7 @@ def worker(engine: str, n: int, batch: int, seed: int) -> dict[str, Any]:
         for phase, fn in (
             ("fillseq", lambda: s.fill(keys, batch)),
             ("readrandom", lambda: s.read_random(order)),
+            ("readtxn", lambda: s.read_txns(order)),
             ("readseq", s.read_seq),
         ):
             secs, ops = timed(fn)
