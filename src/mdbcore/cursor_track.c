@@ -142,12 +142,21 @@ int track_restore_one(MDB_cursor *c)
     return rc;
 }
 
-void track_before(MDB_cursor *mc)
+/* Are there cursors on mc's database other than mc?  (mdb_put's own cursor is in no
+ * list, and most puts have no other cursor to keep.)  The answer cannot change in the
+ * middle of a change, so track_before and restore_others agree on it. */
+static inline int others_open(const MDB_cursor *mc)
+{
+    MDB_cursor *const *lists = mc->txn->cursors;
+    if (!lists || (mc->flags & C_SUB))
+        return 0;
+    const MDB_cursor *first = lists[mc->dbi];
+    return first && (first != mc || first->next);
+}
+
+static __attribute__((noinline)) void save_others(MDB_cursor *mc)
 {
     MDB_txn *txn = mc->txn;
-    txn_shape_changed(txn);
-    if (!txn->cursors || (mc->flags & C_SUB))
-        return;
     /* a change made of several steps (dupsort.c) brackets them all: save once */
     if (txn->track_depth++ > 0)
         return;
@@ -157,16 +166,25 @@ void track_before(MDB_cursor *mc)
             track_save_one(c);
 }
 
-/* Put the other cursors back; with `kept_leaf`, those standing on another leaf than that
- * one keep their place as it is. */
-static int restore_others(MDB_cursor *mc, const page *kept_leaf)
+void track_before(MDB_cursor *mc)
+{
+    txn_shape_changed(mc->txn);
+    if (others_open(mc))
+        save_others(mc);
+}
+
+/* Put the other cursors back.  After a put that returned put_rc == 0 and moved no page
+ * (`put`), those standing on another leaf than mc's keep their place as it is. */
+static __attribute__((noinline)) int restore_others(MDB_cursor *mc, int put, int put_rc)
 {
     MDB_txn *txn = mc->txn;
     int rc = 0;
-    if (!txn->cursors || (mc->flags & C_SUB))
-        return 0;
     if (--txn->track_depth > 0)
         return 0;
+    const page *kept_leaf = NULL;
+    if (put && put_rc == 0 && txn->pages_gen == txn->track_pages_gen &&
+        (mc->flags & C_INITIALIZED) && mc->snum > 0)
+        kept_leaf = mc->pg[mc->top];
     for (MDB_cursor *c = txn->cursors[mc->dbi]; c; c = c->next) {
         if (c == mc)
             continue;
@@ -184,15 +202,10 @@ static int restore_others(MDB_cursor *mc, const page *kept_leaf)
 
 int track_after(MDB_cursor *mc)
 {
-    return restore_others(mc, NULL);
+    return others_open(mc) ? restore_others(mc, 0, 0) : 0;
 }
 
 int track_after_put(MDB_cursor *mc, int put_rc)
 {
-    MDB_txn *txn = mc->txn;
-    const page *leaf = NULL;
-    if (put_rc == 0 && txn->pages_gen == txn->track_pages_gen &&
-        (mc->flags & C_INITIALIZED) && mc->snum > 0)
-        leaf = mc->pg[mc->top];
-    return restore_others(mc, leaf);
+    return others_open(mc) ? restore_others(mc, 1, put_rc) : 0;
 }
