@@ -315,7 +315,8 @@ static int go_end(MDB_cursor *mc, MDB_val *key, MDB_val *data, int last)
         return rc;
     if (last)
         mc->flags |= C_EOF; /* as LMDB: NEXT right after LAST reports the end */
-    return fetch(mc, key, data);
+    /* entering duplicates asks for no record: the item is checked when it is read */
+    return (key || data) ? fetch(mc, key, data) : 0;
 }
 
 static int go_first(MDB_cursor *mc, MDB_val *key, MDB_val *data)
