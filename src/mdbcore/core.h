@@ -257,9 +257,9 @@ int tree_descend(MDB_cursor *mc, const MDB_val *key, int mode);
 int leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact);
 /* Position at the first item >= key (ki may be NKEYS on the last leaf: end). */
 int cursor_seek(MDB_cursor *mc, const MDB_val *key, int *exact);
-/* cursor_seek that first looks at the item under the cursor.  Only for a cursor whose
- * page stack is live: a tracked cursor's, one of a read txn, or one positioned since the
- * last change (never a C_UNTRACK cursor kept across other writes). */
+/* cursor_seek that first looks at the item under the cursor, whose page stack must be
+ * live (a tracked cursor's, one of a read txn, or one positioned since the last change);
+ * a C_UNTRACK cursor always searches. */
 int cursor_seek_here(MDB_cursor *mc, const MDB_val *key, int *exact);
 int cursor_sibling(MDB_cursor *mc, int right);
 int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op);

@@ -55,10 +55,12 @@ int cursor_seek(MDB_cursor *mc, const MDB_val *key, int *exact)
 /* A put through a cursor that a get has just left on the same key (slapd's index updates
  * do that for every value) needs no search: compare with the item under the cursor only.
  * The first and last keys of its leaf would settle more keys, but those lines are cold on
- * a random lookup, and reading them cost seekrandom 11% (two misses per seek). */
+ * a random lookup, and reading them cost seekrandom 11% (two misses per seek).  An
+ * internal C_UNTRACK cursor kept across other writes may hold a dead stack: it searches. */
 int cursor_seek_here(MDB_cursor *mc, const MDB_val *key, int *exact)
 {
-    if ((mc->flags & (C_INITIALIZED | C_SUB | C_EOF | C_DEL)) == C_INITIALIZED && mc->snum) {
+    if ((mc->flags & (C_INITIALIZED | C_SUB | C_EOF | C_DEL | C_UNTRACK)) == C_INITIALIZED &&
+        mc->snum) {
         page *leaf = mc->pg[mc->top];
         MDB_val here;
         if (IS_LEAF(leaf) && !(leaf->flags & P_LEAF2) && mc->ki[mc->top] < PG_NKEYS(leaf) &&

@@ -359,21 +359,24 @@ int dbi_save_all(MDB_txn *txn)
  * take it without a search of MAIN.  A record the txn never loaded (STALE) or a handle
  * closed meanwhile is left out; the memory is keyed on the snapshot's txnid, which names
  * one committed state of the file, so a commit by another process simply misses. */
+static inline int record_loaded(const MDB_txn *txn, MDB_dbi i)
+{
+    return i >= CORE_DBS && (txn->dbstate[i] & (DBS_VALID | DBS_STALE)) == DBS_VALID;
+}
+
 void dbi_remember_committed(MDB_txn *txn)
 {
     MDB_env *env = txn->env;
-    int any = 0;
-    for (MDB_dbi j = 0; j < txn->ntouched && !any; j++) {
-        MDB_dbi i = txn->touched[j];
-        any = i >= CORE_DBS && (txn->dbstate[i] & (DBS_VALID | DBS_STALE)) == DBS_VALID;
-    }
-    if (!any)
+    MDB_dbi j = 0;
+    while (j < txn->ntouched && !record_loaded(txn, txn->touched[j]))
+        j++;
+    if (j == txn->ntouched) /* none: most txns touch only MAIN, and take no mutex */
         return;
     pthread_mutex_lock(&env->dbi_mutex);
-    for (MDB_dbi j = 0; j < txn->ntouched; j++) {
+    for (; j < txn->ntouched; j++) {
         MDB_dbi i = txn->touched[j];
-        if (i < CORE_DBS || (txn->dbstate[i] & (DBS_VALID | DBS_STALE)) != DBS_VALID ||
-            env->dbseq[i] != txn->dbseq[i] || !env->dbinfo[i].name.mv_data)
+        if (!record_loaded(txn, i) || env->dbseq[i] != txn->dbseq[i] ||
+            !env->dbinfo[i].name.mv_data)
             continue;
         db_info *d = &env->dbinfo[i];
         d->rec = txn->dbs[i];

@@ -330,8 +330,7 @@ static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in
         }
     } else {
         /* a caller's cursor (live stack) may stand on the key already: a get then a put */
-        rc = (mc->flags & C_UNTRACK) ? cursor_seek(mc, &key, &exact)
-                                     : cursor_seek_here(mc, &key, &exact);
+        rc = cursor_seek_here(mc, &key, &exact);
         if (rc == MDB_NOTFOUND)
             exact = 0;
         else if (rc)

@@ -109,12 +109,13 @@ struct MDB_txn {
     pgno_list parent_freed; /* nested txn: pages dirty in an ancestor that this txn freed */
     int track_depth;      /* nesting of track_before/track_after (cursor_track.c) */
     /* Bumped by every change to a tree of this txn and by anything that may move or give
-     * back a dirty page (txn_shape_changed, txn_pages_changed): a saved page stack is still the tree's while
-     * this has not moved. */
+     * back a dirty page (txn_shape_changed, txn_pages_changed): a saved page stack is
+     * still the tree's while this has not moved. */
     uint64_t shape_gen;
     /* Bumped only by what may move or give back a dirty page (txn_pages_changed: page
-     * alloc/free, spill, a child's begin); pages_gen at the outermost track_before, so
-     * track_after_put knows whether a put stayed inside its own leaf. */
+     * alloc/free, spill, taking a spilled page back, a child's begin, every delete);
+     * track_pages_gen is pages_gen at the outermost track_before, so track_after_put
+     * knows whether a put stayed inside its own leaf. */
     uint64_t pages_gen;
     uint64_t track_pages_gen;
     /* mdb_put's memory of the right edge of the tree it last put at the end of (tree_put.c):

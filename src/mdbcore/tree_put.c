@@ -196,8 +196,7 @@ int tree_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data, unsigned flag
         }
     } else if (!past_last_item(mc, &key)) {
         /* a caller's cursor (live stack) may stand on the key already */
-        rc = (mc->flags & C_UNTRACK) ? cursor_seek(mc, &key, &exact)
-                                     : cursor_seek_here(mc, &key, &exact);
+        rc = cursor_seek_here(mc, &key, &exact);
         if (rc)
             return rc;
     }
