@@ -65,6 +65,7 @@ class Row:
     threads: int = 1
     durable: bool = False
     notls: bool = False
+    warm: bool = False
 
     def args(self) -> list[str]:
         a = [self.workload, str(self.n), str(self.batch), str(self.valsize)]
@@ -74,6 +75,8 @@ class Row:
             a.append("sync")
         if self.notls:
             a.append("notls")
+        if self.warm:
+            a.append("warm")
         if self.workload == "readwhilewriting":
             a.append(f"threads={self.threads}")
         return a
@@ -101,6 +104,8 @@ def catalogue(n: int) -> list[Row]:
         Row("readtxn/notls", "readtxn", n, notls=True),
         Row("readseq", "readseq", n),
         Row("readreverse", "readreverse", n),
+        Row("readseq/warm", "readseq", n, warm=True),
+        Row("readreverse/warm", "readreverse", n, warm=True),
         Row("seekrandom", "seekrandom", n),
     ]
     rows += [Row(f"readwhilewriting/t{t}", "readwhilewriting", n, threads=t) for t in (1, 2, 4, 8)]
