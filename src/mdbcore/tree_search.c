@@ -111,6 +111,12 @@ int tree_descend(MDB_cursor *mc, const MDB_val *key, int mode)
             return rc;
         mc->ki[depth] = (indx_t)i;
         pg = node_child(PG_NODE(p, i));
+        /* The leaf of a random lookup is rarely in cache (branches mostly are): start
+         * loading all of it before its header is read.  1M random gets of a 123 MB file,
+         * warm: 760 -> 660 ns a get (LMDB 790); 100k: 320 -> 260 (340).  Read txns only:
+         * in a write txn the leaf may be a dirty copy, and deleterandom ran slower. */
+        if (mode == SRCH_KEY && depth + 2 == mc->db->depth)
+            page_prefetch(mc->txn, pg);
     }
 }
 
