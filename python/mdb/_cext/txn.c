@@ -76,7 +76,10 @@ PyObject *txn_new(EnvObject *env, DbObject *db, TxnObject *parent, int write, in
         unsigned int fl = write ? 0 : MDB_RDONLY;
         if (parent)
             txn_busy(parent, 1);
-        MDB_UNLOCKED(env, rc = mdb_txn_begin(e, p, fl, &txn));
+        if (write)
+            MDB_UNLOCKED(env, rc = mdb_txn_begin(e, p, fl, &txn));
+        else
+            rc = mdb_txn_begin(e, p, fl, &txn); /* never waits long: see gil.h */
         if (parent)
             txn_busy(parent, -1);
         if (rc) {
