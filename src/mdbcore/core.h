@@ -246,9 +246,9 @@ int dirty_forget(MDB_txn *txn, const dirty_entry *gone, size_t n);
 /* page_get.c */
 /* pgno -> page: the txn's dirty copy or the map; validated.  Never allocates. */
 int page_get(MDB_txn *txn, pgno_t pgno, page **out);
-/* A hint that the txn is about to read map page pgno: the CPU starts loading all of it.
- * No check and no effect beyond the cache (a write txn's page may be a dirty copy). */
-void page_prefetch(const MDB_txn *txn, pgno_t pgno);
+/* page_get for a page about to be searched: a map page (not a dirty copy) is asked of
+ * the CPU whole before its header is read. */
+int page_get_whole(MDB_txn *txn, pgno_t pgno, page **out);
 /* tree_search.c and cursor.c */
 void cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi);
 /* Descend from the root: SRCH_KEY for `key`, SRCH_FIRST / SRCH_LAST for the edges. */
