@@ -164,6 +164,7 @@ else ifeq ($(LMDB_IMPL),mdb)
   BADFILE_ARGS :=
   EXPORTS_CHECK := $(PYTHON) tests/c/api/check_exports.py $(BUILD)/libmdbcore.so src/mdbcore/exports.map --exact
   EXPORTS_CHECK_TEST := $(PYTHON) tests/c/api/check_exports.py $(BUILD)/libmdbcore-test.so src/mdbcore/exports.map --test-lib
+  PREFETCH_CHECK := $(PYTHON) tests/c/api/check_prefetch.py $(BUILD)/libmdbcore.so
 else
   $(error LMDB_IMPL must be "mdb" or "system", not "$(LMDB_IMPL)")
 endif
@@ -254,7 +255,8 @@ ctest-api: | impl-ready
 	  $(foreach b,$(API_TEST_BINS),"$(abspath $(b))") \
 	  "check_headers::$(PYTHON) tests/c/api/check_headers.py src/mdbcore/lmdb.h $(SYSTEM_HDR)" \
 	  $(if $(SANITIZED),,"check_exports::$(EXPORTS_CHECK)") \
-	  $(if $(SANITIZED)$(if $(EXPORTS_CHECK_TEST),,x),,"check_exports(test.so)::$(EXPORTS_CHECK_TEST)")
+	  $(if $(SANITIZED)$(if $(EXPORTS_CHECK_TEST),,x),,"check_exports(test.so)::$(EXPORTS_CHECK_TEST)") \
+	  $(if $(SANITIZED)$(if $(PREFETCH_CHECK),,x),,"check_prefetch::$(PREFETCH_CHECK)")
 
 ctest-badfile: | impl-ready
 	@$(MAKE) --no-print-directory -k $(BADFILE_BIN) || echo "(test_badfiles did not build)"
