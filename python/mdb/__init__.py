@@ -142,9 +142,9 @@ def _features(name: str) -> dict[str, Any]:
         # The C types carry module-less names as py-lmdb's C extension does
         # (Environment.__module__ == "builtins"); the cffi classes live in mdb._cffi.
         "builtin_type_names": name == "cext",
-        # Single-record calls keep the GIL in cext (cheaper than releasing it);
-        # cffi releases it around every engine call (cffi's default).
-        "gil_released_per_record": name == "cffi",
+        # Single-record calls keep the GIL (cheaper than releasing it): in cffi
+        # through _cffi/keep_gil.h, which relies on how cffi writes its wrappers.
+        "gil_released_per_record": name == "cffi" and not impl.lib.mdbpy_keeps_gil(),
     }
 
 

@@ -58,3 +58,47 @@ def test_sizes_around_the_buffers(env, write):
             assert txn.delete(k) and not txn.delete(k)
         assert [k for k, _v in c] == sorted(set(k for k, _ in recs) - set(k for k, _ in recs[::3]))
     txn.abort()
+
+
+def test_cffi_hot_calls_keep_the_gil():
+    """keep_gil.h: cffi's wrappers of the guarded single-record calls and of a read txn's
+    begin and end keep the GIL (as mdb._cext does), every other call releases it.  Fails
+    if cffi's generated wrappers stop using the two macros keep_gil.h redefines, or if
+    the test folds the wrong way."""
+    try:
+        from mdb._cffi._ffi import lib
+    except ImportError as exc:  # (the cffi module is part of every build; say why not)
+        pytest.fail(f"mdb._cffi cannot be imported: {exc}")
+    assert lib.mdbpy_keeps_gil() == 1
+    assert lib.mdbpy_gil_held() == 0
+
+
+def test_cffi_write_begin_waits_without_the_gil(tmp_path):
+    """A write txn's begin still releases the GIL while it waits for the writer lock: the
+    thread holding the lock can run Python and commit (else this would hang)."""
+    import threading
+    import time
+
+    from mdb import _cffi
+
+    env = _cffi.Environment(str(tmp_path / "db"), map_size=1 << 20)
+    try:
+        first = env.begin(write=True)
+        started = threading.Event()
+        done: list[bytes | None] = []
+
+        def second() -> None:
+            started.set()
+            with env.begin(write=True) as t:  # waits for `first`
+                done.append(t.get(b"k"))
+
+        th = threading.Thread(target=second)
+        th.start()
+        assert started.wait(10)
+        time.sleep(0.2)  # (let it reach the writer lock)
+        first.put(b"k", b"v")  # Python runs while `second` waits in the engine
+        first.commit()
+        th.join(10)
+        assert not th.is_alive() and done == [b"v"]
+    finally:
+        env.close()

@@ -58,6 +58,7 @@ def test_backend_features_describe_differences(lm):
         "gil_released_per_record",
     }
     assert f["check"] == (f["engine"] == "mdbcore")
+    assert f["gil_released_per_record"] is False  # (cffi: see test_hot_paths)
 
 
 def test_module_api():

@@ -94,7 +94,9 @@ _PREV = lib.MDB_PREV
 _lib_get = lib.mdbpy_get
 _lib_put = lib.mdbpy_put
 _lib_del = lib.mdbpy_del
-_lib_tinit = lib.mdbpy_tinit
+_lib_tbegin = lib.mdbpy_tbegin
+_lib_tbegin_read = lib.mdbpy_tbegin_read
+_lib_tend_read = lib.mdbpy_tend_read
 _lib_tget = lib.mdbpy_tget
 _lib_tput = lib.mdbpy_tput
 _lib_tdel = lib.mdbpy_tdel
@@ -105,7 +107,7 @@ _lib_cseek = lib.mdbpy_cseek
 _lib_cput = lib.mdbpy_cput
 _lib_cursor_get = lib.mdbpy_cursor_get
 # The Transaction/Cursor states of the fast paths (helpers.h): not zeroed (their buffers
-# are 2 KiB); mdbpy_tinit/mdbpy_cinit set every field the helpers read, and open them.
+# are 2 KiB); mdbpy_tbegin/mdbpy_cinit set every field the helpers read, and open them.
 _new_state = ffi.new_allocator(should_clear_after_alloc=False)
 _lib_cursor_put = lib.mdbpy_cursor_put
 _lib_cursor_batch = lib.mdbpy_cursor_batch

@@ -146,7 +146,9 @@ def make_ffi(core_check: bool = False) -> cffi.FFI:
     ffi = cffi.FFI()
     common, core = helpers_decls()
     ffi.cdef(CDEF + common + (core + CHECK_CDEF if core_check else ""))
-    ffi.set_source("mdb._cffi_lib", '#include <lmdb.h>\n#include "helpers.h"\n')
+    ffi.set_source(
+        "mdb._cffi_lib", '#include <lmdb.h>\n#include "helpers.h"\n#include "keep_gil.h"\n'
+    )
     return ffi
 
 

@@ -5,6 +5,7 @@
 #include "helpers.h"
 
 #include <string.h>
+#include <time.h>
 
 static void val_out(mdbpy_val *out, const MDB_val *v)
 {
@@ -123,15 +124,77 @@ static int txn_enter(mdbpy_txnst *t)
     return 0;
 }
 
-void mdbpy_tinit(mdbpy_txnst *t, MDB_txn *txn, MDB_dbi dbi, mdbpy_txnst *parent,
-                 mdbpy_envst *env)
+/* Fill in t for txn and open its gate (the last store: see helpers.h). */
+static void txnst_init(mdbpy_txnst *t, MDB_txn *txn, MDB_dbi dbi, mdbpy_txnst *parent,
+                       mdbpy_envst *envst)
 {
     t->rc = 0;
     t->dbi = dbi;
     t->txn = txn;
     t->parent = parent;
-    t->env = env;
+    t->env = envst;
     __atomic_store_n(&t->gate, 1u, __ATOMIC_SEQ_CST);
+}
+
+int mdbpy_tbegin(mdbpy_txnst *t, MDB_env *env, mdbpy_txnst *parent, MDB_dbi dbi,
+                 mdbpy_envst *envst)
+{
+    MDB_txn *txn;
+    t->gate = 0;
+    int rc = mdb_txn_begin(env, parent ? parent->txn : NULL, 0, &txn);
+    if (!rc)
+        txnst_init(t, txn, dbi, parent, envst);
+    return rc;
+}
+
+int mdbpy_tbegin_read(mdbpy_txnst *t, MDB_env *env, MDB_txn *spare, MDB_dbi dbi,
+                      mdbpy_envst *envst)
+{
+    MDB_txn *txn = spare;
+    t->gate = 0;
+    if (txn && mdb_txn_renew(txn)) {
+        mdb_txn_abort(txn);
+        txn = NULL;
+    }
+    if (!txn) {
+        int rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+        if (rc)
+            return rc;
+    }
+    txnst_init(t, txn, dbi, NULL, envst);
+    return 0;
+}
+
+/* (declared here: helpers.c is built without Python.h) */
+extern int PyGILState_Check(void);
+
+int mdbpy_keeps_gil(void)
+{
+    return PyGILState_Check();
+}
+
+int mdbpy_gil_held(void)
+{
+    return PyGILState_Check();
+}
+
+int mdbpy_tend_read(mdbpy_txnst *t, int if_idle, int keep)
+{
+    if (if_idle) {
+        if (mdbpy_close(t, 1))
+            return 1;
+    } else {
+        /* (calls in flight run without the GIL and end by themselves; rare and short) */
+        while (mdbpy_close(t, 0)) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+    }
+    if (keep)
+        mdb_txn_reset(t->txn);
+    else
+        mdb_txn_abort(t->txn);
+    return 0;
 }
 
 void mdbpy_cinit(mdbpy_curst *c, MDB_cursor *cur, mdbpy_txnst *txn)

@@ -85,9 +85,25 @@ typedef struct mdbpy_curst {
     mdbpy_val v;
     char buf[2048]; /* key and value, back to back, when they fit */
 } mdbpy_curst;
-/* Fill in a new state (allocated unzeroed, never used before) and open its gate. */
-void mdbpy_tinit(mdbpy_txnst *t, MDB_txn *txn, MDB_dbi dbi, mdbpy_txnst *parent,
-                 mdbpy_envst *env);
+/*
+ * Begin a write transaction (a child of parent's if not NULL) into a new state t
+ * (allocated unzeroed, never used before), fill t in (t->txn is the engine's txn) and
+ * open its gate.  Returns the engine's error, with t's gate left shut.  One call where
+ * Transaction.__init__ made three: each cffi call costs ~100 ns of its own.
+ */
+int mdbpy_tbegin(mdbpy_txnst *t, MDB_env *env, mdbpy_txnst *parent, MDB_dbi dbi,
+                 mdbpy_envst *envst);
+/* The same for a read txn: renews spare (a reset read txn, or NULL) if it can (one that
+ * will not renew is aborted), else begins one.  Keeps the GIL (see keep_gil.h). */
+int mdbpy_tbegin_read(mdbpy_txnst *t, MDB_env *env, MDB_txn *spare, MDB_dbi dbi,
+                      mdbpy_envst *envst);
+/*
+ * End a read txn that has no cursors: shut t's gate (with if_idle, only if no call is in
+ * flight, else return 1 with nothing done; without, wait for those in flight), then
+ * mdb_txn_reset (keep: it becomes the caller's spare) or mdb_txn_abort.  Returns 0 once
+ * ended.
+ */
+int mdbpy_tend_read(mdbpy_txnst *t, int if_idle, int keep);
 void mdbpy_cinit(mdbpy_curst *c, MDB_cursor *cur, mdbpy_txnst *txn);
 /* Shut the gate of st (any state).  With if_idle, only if no call is in flight: 0 if
  * shut, else nonzero and nothing changed (a commit/abort/close refused).  Without: shut
@@ -126,6 +142,10 @@ long long mdbpy_cseek(mdbpy_curst *c, int op, const char *k, size_t klen);
 int mdbpy_cput(mdbpy_curst *c, const char *k, size_t klen, const char *v, size_t vlen,
                unsigned int flags);
 int mdbpy_have_check(void);
+/* 1 if the calling thread holds the GIL during the call: mdbpy_keeps_gil is one of the
+ * calls keep_gil.h exempts, mdbpy_gil_held is not (a test checks both). */
+int mdbpy_keeps_gil(void);
+int mdbpy_gil_held(void);
 /* Touch every page of [p, p+n) (cffi calls it with the GIL released). */
 void mdbpy_prefault(const char *p, size_t n);
 

@@ -21,9 +21,11 @@ from ._ffi import (
     _lib_del,
     _lib_get,
     _lib_put,
+    _lib_tbegin,
+    _lib_tbegin_read,
     _lib_tdel,
+    _lib_tend_read,
     _lib_tget,
-    _lib_tinit,
     _lib_tput,
     _new_state,
     _op,
@@ -142,6 +144,25 @@ if HAVE_CHECK:
 class Transaction:
     """A read or write transaction; usually from Environment.begin()."""
 
+    __slots__ = (
+        "_valid",
+        "_busy",
+        "_created_dbs",
+        "_wgen",
+        "_cached",
+        "_txn",
+        "_cursors",
+        "_parent",
+        "_txenv",
+        "_db",
+        "_write",
+        "_buffers",
+        "_st",
+        "_view",
+        "_val",
+        "__weakref__",
+    )
+
     def __init__(
         self,
         env: Environment,
@@ -150,6 +171,20 @@ class Transaction:
         write: bool = False,
         buffers: bool = False,
     ) -> None:
+        # (the order of the checks, and their messages, are py-lmdb's)
+        if type(env) is not Environment and not isinstance(env, Environment):
+            raise TypeError("env must be an Environment")
+        if not env._valid or env._pid != _pid:
+            env._check()  # (raises)
+        if db is None:
+            db = env._main_db
+        else:
+            if not isinstance(db, _Database):
+                raise TypeError("db must be a _Database")
+            if not db._valid or db._owner is not env:
+                raise _closed()
+        if parent is not None or write:
+            self._check_begin(env, parent, write)
         self._valid = False
         self._busy = 0
         self._created_dbs = 0
@@ -163,68 +198,34 @@ class Transaction:
         # once (see _CursorSlot).
         self._cursors: dict[_CursorSlot, None] = {}
         self._parent = parent
-        if not isinstance(env, Environment):
-            raise TypeError("env must be an Environment")
         self._txenv = env
-        env._check()
-        if db is not None and (not isinstance(db, _Database)):
-            raise TypeError("db must be a _Database")
-        if db is not None and (not db._valid or db._owner is not env):
-            raise _closed()
-        if parent is not None:
-            if not isinstance(parent, Transaction):
-                raise TypeError("parent must be a Transaction")
-            # py-lmdb's order of checks, and its messages
-            if not parent._write:
-                _raise("Read-only transactions cannot be nested.", _EINVAL)
-            parent._check()
-            if parent.env is not env:
-                _raise("Parent transaction belongs to another environment.", _EINVAL)
-            if not write:
-                _raise("Read-only child transactions require the LMDB 1.0 engine.", _EINVAL)
-        if write and env._readonly:
-            _raise("mdb_txn_begin", _EACCES)
-        if write and parent is None and env._write_txns and env._writer == _thread_id():
-            raise Error(
-                "mdb_txn_begin: this thread already has an active write transaction "
-                "in this Environment (it would deadlock)"
-            )
-        self._db = db if db is not None else env._main_db
+        self._db = db
         self._write: bool = bool(write)
         self._buffers = bool(buffers)
         # The hot calls' guard and buffer (see helpers.h): get/put/delete's fast paths
         # check and count there, in C, not with _enter/_leave.  (Allocated before the
         # engine's txn: nothing after the begin may fail and leak it.)
-        st = self._st = _new_state("mdbpy_txnst *")  # (its gate opens in _lib_tinit)
+        st = self._st = _new_state("mdbpy_txnst *")
         self._view = ffi.buffer(st.buf)
         self._val: Any = None  # _get's result, allocated by its first call
-        txn = None
         env._active += 1  # counted before the check: close() waits for us
         if parent is not None:
             parent._enter()  # the parent cannot end while its child is being begun
         try:
             if not env._valid:
                 raise _closed()
-            keeper = env._keeper
-            if not write and keeper is not None and keeper.spare is not None:
-                txn, keeper.spare = keeper.spare, None
-                if lib.mdb_txn_renew(txn):
-                    lib.mdb_txn_abort(txn)
-                    txn = None
-            if txn is None:
-                txnp = ffi.new("MDB_txn **")
-                rc = lib.mdb_txn_begin(
-                    env._env,
-                    parent._txn if parent is not None else ffi.NULL,
-                    0 if write else lib.MDB_RDONLY,
-                    txnp,
-                )
-                if rc:
-                    _raise("mdb_txn_begin", rc)
-                txn = txnp[0]
-            # (counted in env._active: it releases the GIL, and close() must wait)
-            pst = parent._st if parent is not None else _NULL
-            _lib_tinit(st, txn, self._db._dbi, pst, env._st)
+            if not write:  # (a top-level one: children are write txns)
+                spare = _NULL
+                keeper = env._keeper
+                if keeper is not None and keeper.spare is not None:
+                    spare, keeper.spare = keeper.spare, None
+                rc = _lib_tbegin_read(st, env._env, spare, db._dbi, env._st)
+            else:  # (counted in env._active: it releases the GIL, and close() must wait)
+                pst = parent._st if parent is not None else _NULL
+                rc = _lib_tbegin(st, env._env, pst, db._dbi, env._st)
+            if rc:
+                _raise("mdb_txn_begin", rc)
+            txn = st.txn
             if not env._valid:  # closed by another thread while we waited
                 lib.mdb_txn_abort(txn)
                 raise _closed()
@@ -240,6 +241,26 @@ class Transaction:
         if write and parent is None:
             env._write_txns += 1
             env._writer = _thread_id()
+
+    def _check_begin(self, env: Environment, parent: Transaction | None, write: bool) -> None:
+        """__init__'s checks of a write or child transaction."""
+        if parent is not None:
+            if not isinstance(parent, Transaction):
+                raise TypeError("parent must be a Transaction")
+            if not parent._write:
+                _raise("Read-only transactions cannot be nested.", _EINVAL)
+            parent._check()
+            if parent.env is not env:
+                _raise("Parent transaction belongs to another environment.", _EINVAL)
+            if not write:
+                _raise("Read-only child transactions require the LMDB 1.0 engine.", _EINVAL)
+        if write and env._readonly:
+            _raise("mdb_txn_begin", _EACCES)
+        if write and parent is None and env._write_txns and env._writer == _thread_id():
+            raise Error(
+                "mdb_txn_begin: this thread already has an active write transaction "
+                "in this Environment (it would deadlock)"
+            )
 
     @property
     def env(self) -> Environment:
@@ -292,6 +313,29 @@ class Transaction:
             self._valid = True
             raise Error("Transaction is in use by another thread.")
         env = self._txenv
+        if not self._write and not self._cursors and not self._created_dbs and env._pid == _pid:
+            # A read txn with nothing of its own to end (no cursors, no databases opened
+            # in it, and it cannot have children): one helper shuts its gate as below
+            # and ends the engine's txn as _free would.
+            env._active += 1
+            try:
+                keeper = env._keeper
+                keep = (
+                    env._valid
+                    and keeper is not None
+                    and keeper.spare is None
+                    and env._max_spare_txns > 0
+                )
+                if _lib_tend_read(self._st, check_busy, keep):
+                    self._valid = True
+                    raise Error("Transaction is in use by another thread.")
+                if keep:
+                    keeper.spare = self._txn
+                self._txn = None
+            finally:
+                env._active -= 1
+            env._txns.remove(self)
+            return 0
         # Then the gate of the fast paths (see helpers.h): a check_busy end is refused
         # while one is in flight, other ends wait for it (it is short).  (Meanwhile the
         # GIL is released: a slow path starting then in another thread finds the txn
@@ -654,7 +698,9 @@ class Transaction:
 
     def commit(self) -> None:
         """Commit the transaction."""
-        self._check()
+        env = self._txenv
+        if not self._valid or not env._valid or env._pid != _pid:
+            self._check()  # (raises)
         rc = self._end(True, check_busy=True)
         if rc:
             _raise("mdb_txn_commit", rc)
@@ -667,7 +713,9 @@ class Transaction:
 
     def __enter__(self) -> Transaction:
         """Return self."""
-        self._check()
+        env = self._txenv
+        if not self._valid or not env._valid or env._pid != _pid:
+            self._check()  # (raises)
         return self
 
     def __exit__(self, et: Any, ev: Any, tb: Any) -> Literal[False]:
