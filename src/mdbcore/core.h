@@ -312,6 +312,11 @@ int spill_take_back(MDB_txn *txn, page *p, page **out);
 /* freelist.c: find n contiguous reclaimable pages among old free-list records;
  * P_INVALID if none. */
 int freelist_take(MDB_txn *txn, unsigned n, pgno_t *out);
+/* Drop from txn->reclaimed the pages freelist_take already handed out.  Single pages are
+ * taken lowest first without shifting the list each time; anything else that reads or
+ * changes the list (freeing a run, the commit's save, a child's begin and commit) calls
+ * this first, and a txn's begin resets reclaimed_taken with the list. */
+void freelist_settle(MDB_txn *txn);
 txnid_t freelist_oldest(MDB_txn *txn);
 
 /* ============================== L5: write path ===================================== */

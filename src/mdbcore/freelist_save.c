@@ -36,6 +36,7 @@ int freelist_save(MDB_txn *txn)
 {
     int rc;
     txn->saving_freelist = 1;
+    freelist_settle(txn);
 
     /* loose pages were never written: plain free pages from now on */
     for (page *p; (p = dirty_take_loose(txn)) != NULL;) {

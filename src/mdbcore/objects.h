@@ -99,6 +99,7 @@ struct MDB_txn {
     unsigned dirty_room;  /* dirty entries left before MDB_TXN_FULL (dirty.c) */
     size_t dirty_cap;     /* allocated entries of `dirty` (dirty.c) */
     pgno_list reclaimed;  /* pages taken from old free-list records, not yet used (freelist.c) */
+    size_t reclaimed_taken; /* of which the first ones already handed out (freelist_settle) */
     txnid_t pglast;       /* newest free-list record consumed into `reclaimed` (freelist.c) */
     txnid_t oldest;       /* oldest snapshot still readable, cached for this txn (freelist.c) */
     txnid_t drained_at;   /* pglast + 1 when no record after pglast is eligible; 0: not known

@@ -103,6 +103,7 @@ int page_free(MDB_txn *txn, pgno_t pgno, unsigned npages)
     /* a dirty run was never visible to anyone: reusable at once */
     dirty_drop(txn, pgno);
     page_release(txn->env, d);
+    freelist_settle(txn);
     pgno_t run[64];
     for (unsigned done = 0; done < npages;) {
         unsigned k = npages - done < 64 ? npages - done : 64;

@@ -85,6 +85,7 @@ static int renew_inner(MDB_txn *txn)
         txn->dirty[0].pgno = 0;
         txn->free_pgs[0] = 0;
         txn->reclaimed[0] = 0;
+        txn->reclaimed_taken = 0;
         txn->pglast = 0;
         txn->oldest = 0;
         txn->drained_at = 0;
@@ -237,6 +238,7 @@ static MDB_txn *wtxn_get(MDB_env *env)
     txn->free_pgs[0] = 0;
     txn->reclaimed = keep.reclaimed;
     txn->reclaimed[0] = 0;
+    txn->reclaimed_taken = 0;
     txn->cursors = keep.cursors;
     return txn;
 }

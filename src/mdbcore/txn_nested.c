@@ -201,6 +201,7 @@ int txn_nested_begin(MDB_txn *parent, MDB_txn **out)
     t->dirty = malloc(t->dirty_cap * sizeof(dirty_entry));
     t->free_pgs = idl_alloc(64);
     t->parent_freed = idl_alloc(16);
+    freelist_settle(parent);
     t->reclaimed = idl_copy(parent->reclaimed);
     t->cursors = calloc(n, sizeof(MDB_cursor *));
     if (!t->dirty || !t->free_pgs || !t->parent_freed || !t->reclaimed || !t->cursors) {
@@ -318,6 +319,7 @@ int txn_nested_commit(MDB_txn *t)
     for (size_t i = 1; !rc && i <= t->free_pgs[0]; i++)
         rc = idl_append(&p->free_pgs, t->free_pgs[i]);
     if (!rc) {
+        freelist_settle(t);
         idl_free(p->reclaimed);
         p->reclaimed = t->reclaimed;
         t->reclaimed = NULL;
