@@ -102,3 +102,64 @@ def test_cffi_write_begin_waits_without_the_gil(tmp_path):
         assert not th.is_alive() and done == [b"v"]
     finally:
         env.close()
+
+
+def test_cffi_bytes_args_are_read_by_their_own_length(tmp_path):
+    """bytes_arg.h: the cffi fast paths pass a bytes key or value without its length and
+    C reads the length from the object.  The import-time probe must have agreed (else the
+    slower length-passing calls are in use: this fails so that it is seen), the probe must
+    refuse a wrong length, a later offset must not replace the one in use, and the direct
+    calls must store and delete exactly what the length-passing ones do, at every size."""
+    from mdb import _cffi
+    from mdb._cffi import _ffi
+
+    lib = _ffi.lib
+    assert _ffi._BYTES_ARG and _ffi._lib_tput_b is lib.mdbpy_tput_b
+    for n in (0, 1, 15, 16, 17, 255, 256, 4095, 70000):
+        b = bytes(range(256)) * (n // 256) + bytes(n % 256)
+        assert lib.mdbpy_bytes_probe(b, id(b), len(b)) == _ffi._BYTES_OFFSET
+        assert lib.mdbpy_bytes_probe(b, id(b), len(b) + 1) == -1
+    assert lib.mdbpy_bytes_use(_ffi._BYTES_OFFSET + 8) == _ffi._BYTES_OFFSET
+
+    env = _cffi.Environment(str(tmp_path / "db"), map_size=1 << 24)
+    try:
+        keys = [b"k%d" % n + bytes(n) for n in (0, 1, 7, 8, 100, env.max_key_size() - 8)]
+        vals = [bytes([n % 251]) * n for n in (0, 1, 100, 2047, 2049, 70000)]
+        with env.begin(write=True) as t:
+            for k, v in zip(keys, vals):
+                assert lib.mdbpy_tput_b(t._st, k, v) == 0
+                assert _ffi._tput_len(t._st, k + b"/", v) == 0
+            got = {k: t.get(k) for k in keys}
+            assert got == dict(zip(keys, vals))
+            assert [t.get(k + b"/") for k in keys] == vals
+            assert lib.mdbpy_tdel_b(t._st, keys[0]) == 0 and t.get(keys[0]) is None
+            assert lib.mdbpy_tdel_b(t._st, keys[0]) == lib.MDB_NOTFOUND
+            assert lib.mdbpy_tget_b(t._st, keys[2]) == len(vals[2])
+            assert _ffi._tget_len(t._st, keys[2]) == len(vals[2])
+            c = t.cursor()
+            assert lib.mdbpy_cput_b(c._cst, b"c" * 9, b"v" * 33, 0) == 0
+            assert t.get(b"c" * 9) == b"v" * 33
+            too_long = b"x" * (env.max_key_size() + 1)
+            for bad in (b"", too_long):
+                assert lib.mdbpy_tput_b(t._st, bad, b"v") == lib.MDBPY_BADKEY
+                assert _ffi._tput_len(t._st, bad, b"v") == lib.MDBPY_BADKEY
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("kind", [bytearray, memoryview, "subclass"])
+def test_keys_that_are_not_exactly_bytes_take_the_slow_path(env, kind):
+    """Only exact bytes objects reach the length-reading calls; anything else with the
+    buffer protocol (and a bytes subclass) still stores and reads the right record."""
+
+    class B(bytes):
+        pass
+
+    wrap = B if kind == "subclass" else kind
+    with env.begin(write=True) as t:
+        assert t.put(wrap(b"key-1"), wrap(b"value-1"))
+        assert t.get(wrap(b"key-1")) == b"value-1"
+        assert t.get(b"key-1") == b"value-1"
+        c = t.cursor()
+        assert c.put(wrap(b"key-2"), wrap(b"v2")) and c.key() == b"key-2"
+        assert t.delete(wrap(b"key-1")) and t.get(b"key-1") is None

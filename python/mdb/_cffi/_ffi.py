@@ -112,6 +112,43 @@ _new_state = ffi.new_allocator(should_clear_after_alloc=False)
 _lib_cursor_put = lib.mdbpy_cursor_put
 _lib_cursor_batch = lib.mdbpy_cursor_batch
 
+
+def _bytes_arg_offset() -> int:
+    """Where a bytes object's data sits from its head, as bytes_arg.h reads lengths by
+    it: what every sample agrees on (and their sizes their len()), else 0 (unusable)."""
+    samples = (b"", b"k", b"0123456789abcdef", b"v" * 100, b"w" * 5000)
+    found = {lib.mdbpy_bytes_probe(b, id(b), len(b)) for b in samples}
+    return found.pop() if len(found) == 1 and -1 not in found else 0
+
+
+_BYTES_OFFSET = _bytes_arg_offset()
+_BYTES_ARG = _BYTES_OFFSET > 0 and lib.mdbpy_bytes_use(_BYTES_OFFSET) == _BYTES_OFFSET
+
+
+# The same calls passing the lengths: what the fast paths use if the probe disagrees.
+def _tget_len(st: Any, k: bytes) -> int:
+    return _lib_tget(st, k, len(k))
+
+
+def _tput_len(st: Any, k: bytes, v: bytes) -> int:
+    return _lib_tput(st, k, len(k), v, len(v))
+
+
+def _tdel_len(st: Any, k: bytes) -> int:
+    return _lib_tdel(st, k, len(k))
+
+
+def _cput_len(cst: Any, k: bytes, v: bytes, flags: int) -> int:
+    return _lib_cput(cst, k, len(k), v, len(v), flags)
+
+
+# Each takes exact bytes objects only (the fast paths test that before calling).
+_lib_tget_b = lib.mdbpy_tget_b if _BYTES_ARG else _tget_len
+_lib_tput_b = lib.mdbpy_tput_b if _BYTES_ARG else _tput_len
+_lib_tdel_b = lib.mdbpy_tdel_b if _BYTES_ARG else _tdel_len
+_lib_cput_b = lib.mdbpy_cput_b if _BYTES_ARG else _cput_len
+
+
 # -- errors and arguments
 
 

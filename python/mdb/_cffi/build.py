@@ -117,6 +117,16 @@ extern "Python" int _mdbpy_reader_cb(const char *, void *);
 #define MDBPY_LOST_EXIST ...
 """
 
+# bytes_arg.h's helpers: a bytes key or value passed without its length (see there).
+BYTES_CDEF = r"""
+long long mdbpy_bytes_probe(const char *data, uintptr_t obj, size_t size);
+long long mdbpy_bytes_use(long long off);
+long long mdbpy_tget_b(mdbpy_txnst *t, const char *k);
+int mdbpy_tput_b(mdbpy_txnst *t, const char *k, const char *v);
+int mdbpy_tdel_b(mdbpy_txnst *t, const char *k);
+int mdbpy_cput_b(mdbpy_curst *c, const char *k, const char *v, unsigned int flags);
+"""
+
 CHECK_CDEF = r"""
 extern "Python" int _mdbpy_load_refill(void *, mdbpy_chunk *);
 """
@@ -145,9 +155,10 @@ def make_ffi(core_check: bool = False) -> cffi.FFI:
     """The FFI builder of mdb._cffi_lib (with the checker glue if core_check)."""
     ffi = cffi.FFI()
     common, core = helpers_decls()
-    ffi.cdef(CDEF + common + (core + CHECK_CDEF if core_check else ""))
+    ffi.cdef(CDEF + common + BYTES_CDEF + (core + CHECK_CDEF if core_check else ""))
     ffi.set_source(
-        "mdb._cffi_lib", '#include <lmdb.h>\n#include "helpers.h"\n#include "keep_gil.h"\n'
+        "mdb._cffi_lib",
+        '#include <lmdb.h>\n#include "helpers.h"\n#include "keep_gil.h"\n#include "bytes_arg.h"\n',
     )
     return ffi
 

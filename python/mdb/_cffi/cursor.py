@@ -33,7 +33,7 @@ from ._ffi import (
     _inbuf,
     _lib_cinit,
     _lib_cmove,
-    _lib_cput,
+    _lib_cput_b,
     _lib_cread,
     _lib_cseek,
     _lib_cursor_batch,
@@ -557,7 +557,7 @@ class Cursor:
         """put() inside _enter/_leave (or the fast path's counts)."""
         if type(key) is bytes and type(value) is bytes:
             self._cgen = -1
-            rc = _lib_cput(self._cst, key, len(key), value, len(value), flags)
+            rc = _lib_cput_b(self._cst, key, value, flags)
             if rc != _STALE:
                 return self._put_done(rc, len(key), len(value))
         k, kl = _inbuf(key, "key")
@@ -580,7 +580,7 @@ class Cursor:
         _put_error("mdb_cursor_put", rc, kl, vl, self._cutxn._txenv)
 
     def _put_done(self, rc: int, kl: int, vl: int) -> bool:
-        """The end of a _lib_cput that ran: as _put's, with the _refresh it did."""
+        """The end of a _lib_cput_b that ran: as _put's, with the _refresh it did."""
         txn = self._cutxn
         if txn._cached or txn._parent is not None:
             _wrote(txn)
@@ -610,7 +610,7 @@ class Cursor:
             else:
                 flags = _put_flags(self._db, dupdata, overwrite, append)
             self._cgen = -1
-            rc = _lib_cput(self._cst, key, len(key), value, len(value), flags)
+            rc = _lib_cput_b(self._cst, key, value, flags)
             if rc != _STALE:
                 return self._put_done(rc, len(key), len(value))
         return self._put_slow(key, value, dupdata, overwrite, append)
@@ -638,7 +638,7 @@ class Cursor:
             k, v = item
             if type(k) is bytes and type(v) is bytes:
                 self._cgen = -1
-                rc = _lib_cput(cst, k, len(k), v, len(v), flags)
+                rc = _lib_cput_b(cst, k, v, flags)
                 if rc == 0 and self._positioned and not txn._cached and txn._parent is None:
                     added += 1  # _put_done's common case, inline
                 elif rc != _STALE:

@@ -5,7 +5,8 @@
  * Python.h and before the wrappers cffi writes for each function, `_cffi_f_<name>`,
  * which bracket their call with Py_BEGIN_ALLOW_THREADS / Py_END_ALLOW_THREADS.  Those
  * two macros are redefined here to skip the release inside the wrappers of the helpers
- * named below: the single-record calls (guarded or not) and a read txn's begin and end.
+ * named below: the single-record calls (guarded or not, with lengths or bytes_arg.h's
+ * without) and a read txn's begin and end.
  * They never wait on a lock held by another (the reader table's mutex is held for a few
  * stores, never across a wait), so keeping the GIL is what mdb._cext does for the same
  * calls (see _cext/gil.h), and releasing and taking it back cost ~100 ns a call, as much
@@ -26,7 +27,9 @@
      MDBPY_IS(fn, "mdbpy_cread") || MDBPY_IS(fn, "mdbpy_cseek") ||                       \
      MDBPY_IS(fn, "mdbpy_cput") || MDBPY_IS(fn, "mdbpy_tbegin_read") ||                  \
      MDBPY_IS(fn, "mdbpy_tend_read") || MDBPY_IS(fn, "mdbpy_cinit") ||                   \
-     MDBPY_IS(fn, "mdbpy_keeps_gil"))
+     MDBPY_IS(fn, "mdbpy_tget_b") || MDBPY_IS(fn, "mdbpy_tput_b") ||                     \
+     MDBPY_IS(fn, "mdbpy_tdel_b") || MDBPY_IS(fn, "mdbpy_cput_b") ||                     \
+     MDBPY_IS(fn, "mdbpy_bytes_probe") || MDBPY_IS(fn, "mdbpy_keeps_gil"))
 
 #undef Py_BEGIN_ALLOW_THREADS
 #undef Py_END_ALLOW_THREADS

@@ -23,10 +23,10 @@ from ._ffi import (
     _lib_put,
     _lib_tbegin,
     _lib_tbegin_read,
-    _lib_tdel,
+    _lib_tdel_b,
     _lib_tend_read,
-    _lib_tget,
-    _lib_tput,
+    _lib_tget_b,
+    _lib_tput_b,
     _new_state,
     _op,
     _out_call,
@@ -454,7 +454,7 @@ class Transaction:
     def get(self, key: Any, default: Any = None, db: _Database | None = None) -> Any:
         """The (first) value of key, or default."""
         if db is None and type(key) is bytes and not self._buffers:
-            r = _lib_tget(self._st, key, len(key))
+            r = _lib_tget_b(self._st, key)
             if r >= 0:  # copied into the state's buffer: bytes with one slice
                 return self._view[:r]
             if r == _NOTFOUND:
@@ -502,7 +502,7 @@ class Transaction:
             and overwrite is True
             and append is False
         ):
-            rc = _lib_tput(self._st, key, len(key), value, len(value))
+            rc = _lib_tput_b(self._st, key, value)
             if rc != _STALE:  # the call ran (else nothing happened: the slow path raises)
                 if self._cached or self._parent is not None:
                     _wrote(self)
@@ -604,7 +604,7 @@ class Transaction:
     def delete(self, key: Any, value: Any = b"", db: _Database | None = None) -> bool:
         """Delete key (or just one duplicate value); False if absent."""
         if db is None and type(key) is bytes and type(value) is bytes and not value:
-            rc = _lib_tdel(self._st, key, len(key))
+            rc = _lib_tdel_b(self._st, key)
             if rc != _STALE:  # the call ran (else nothing happened: the slow path raises)
                 if self._cached or self._parent is not None:
                     _wrote(self)
