@@ -55,8 +55,8 @@ int mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned int
     if (mc.xcursor)
         return api_poison(txn, dup_put(&mc, key, data, flags));
     /* a put after the last key (a sequential fill) starts from where the last one ended */
-    tree_edge_restore(&mc);
-    rc = tree_put(&mc, key, data, flags & ~MDB_NODUPDATA & ~MDB_APPENDDUP);
+    unsigned at_edge = tree_edge_restore(&mc) ? PUT_AT_EDGE : 0;
+    rc = tree_put(&mc, key, data, (flags & ~MDB_NODUPDATA & ~MDB_APPENDDUP) | at_edge);
     if (rc == 0)
         tree_edge_remember(&mc);
     return api_poison(txn, rc);

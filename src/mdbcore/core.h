@@ -326,12 +326,14 @@ txnid_t freelist_oldest(MDB_txn *txn);
 /* internal: a search for key has just left the cursor where key goes (not found): no
  * second search */
 #define PUT_PLACED 0x04000000u
+/* internal: tree_edge_restore has just put the cursor on the tree's right edge */
+#define PUT_AT_EDGE 0x08000000u
 int tree_put(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigned flags);
 /* mdb_put's shortcut to the right edge of a tree (tree_put.c): tree_edge_restore puts a
- * fresh cursor on the saved edge of its DB when that is still current (else leaves it
- * as it is); tree_edge_remember saves the cursor's stack after a put that may have left
- * it there. */
-void tree_edge_restore(MDB_cursor *mc);
+ * fresh cursor on the saved edge of its DB when that is still current and returns 1
+ * (else leaves it as it is, 0); tree_edge_remember saves the cursor's stack after a put
+ * that left it on the right edge. */
+int tree_edge_restore(MDB_cursor *mc);
 void tree_edge_remember(const MDB_cursor *mc);
 int tree_split(MDB_cursor *mc, const MDB_val *key, const MDB_val *data, pgno_t pg,
                unsigned nflags, int append);

@@ -12,9 +12,14 @@
 int cursor_touch(MDB_cursor *mc)
 {
     MDB_txn *txn = mc->txn;
-    unsigned psize = txn->env->psize;
-    (void)psize;
-    for (unsigned i = 0; i < mc->snum; i++) {
+    unsigned i = 0;
+    /* A top-level txn owns every page flagged dirty (page_writable): the path from the
+     * root is mostly such pages after the txn's first change to a tree, so step over
+     * them without a call each. */
+    if (!txn->parent)
+        while (i < mc->snum && (mc->pg[i]->flags & P_DIRTY))
+            i++;
+    for (; i < mc->snum; i++) {
         page *p = mc->pg[i];
         if (page_writable(txn, p) || p == mc->inline_root)
             continue;

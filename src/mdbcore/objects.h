@@ -123,6 +123,7 @@ struct MDB_txn {
      * the next put past the last key there starts from it instead of from the root. */
     struct right_edge {
         uint64_t shape_gen; /* valid while == txn->shape_gen and snum > 0 */
+        uint64_t pages_gen; /* txn->pages_gen when saved (tree_edge_remember) */
         MDB_dbi dbi;
         uint16_t snum;
         page *pg[RIGHT_EDGE_DEPTH];

@@ -74,7 +74,8 @@ int page_add_node(page *p, unsigned idx, const MDB_val *key, const MDB_val *data
     if (PG_ROOM(p) < body + sizeof(indx_t))
         return MDB_PAGE_FULL;
     unsigned nk = PG_NKEYS(p);
-    memmove(&p->slots[idx + 1], &p->slots[idx], (nk - idx) * sizeof(indx_t));
+    if (idx < nk) /* (an append, the loaders' case, moves no slot) */
+        memmove(&p->slots[idx + 1], &p->slots[idx], (nk - idx) * sizeof(indx_t));
     p->u.bounds.upper = (indx_t)(p->u.bounds.upper - body);
     p->slots[idx] = p->u.bounds.upper;
     p->u.bounds.lower = (indx_t)(p->u.bounds.lower + sizeof(indx_t));

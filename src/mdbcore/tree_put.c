@@ -82,11 +82,16 @@ static int on_last_item(const MDB_cursor *mc)
     return IS_LEAF(mc->pg[mc->top]);
 }
 
-void tree_edge_restore(MDB_cursor *mc)
+/* The saved edge is the stack a put left, checked then to stand on the last entry of
+ * every level from the root down (tree_edge_remember).  While txn->shape_gen has not
+ * moved since, no tree of this txn changed and no dirty page moved or went back (every
+ * put and delete, page alloc and free, spill and child txn moves it), so that stack is
+ * still the right edge, parent to child: tree_put need not check it again (PUT_AT_EDGE). */
+int tree_edge_restore(MDB_cursor *mc)
 {
     const struct right_edge *e = &mc->txn->edge;
     if (e->snum == 0 || e->shape_gen != mc->txn->shape_gen || e->dbi != mc->dbi)
-        return;
+        return 0;
     for (unsigned i = 0; i < e->snum; i++) {
         mc->pg[i] = e->pg[i];
         mc->ki[i] = e->ki[i];
@@ -95,31 +100,50 @@ void tree_edge_restore(MDB_cursor *mc)
     mc->top = (uint16_t)(e->snum - 1);
     mc->flags |= C_INITIALIZED;
     mc->flags &= ~(C_EOF | C_DEL);
+    return 1;
 }
 
 void tree_edge_remember(const MDB_cursor *mc)
 {
     struct right_edge *e = &mc->txn->edge;
+    unsigned top = mc->top;
+    if (mc->snum == 0 || (unsigned)mc->ki[top] + 1 != PG_NKEYS(mc->pg[top])) {
+        e->snum = 0; /* (the leaf first: most puts not at the end stop here) */
+        return;
+    }
+    /* The usual append: no page was allocated or freed since the edge was saved, so no
+     * branch page changed (a split or a merge does both), and the put ended on the saved
+     * leaf: the saved stack holds but for the leaf's entry, which the put moved on. */
+    if (e->snum && e->pages_gen == mc->txn->pages_gen && e->dbi == mc->dbi &&
+        e->snum == mc->snum && e->pg[top] == mc->pg[top]) {
+        e->ki[top] = mc->ki[top];
+        e->shape_gen = mc->txn->shape_gen;
+        return;
+    }
     e->snum = 0;
-    /* only a cheap sieve: whoever uses the stack checks the whole edge (on_last_item) */
-    if (mc->snum == 0 || mc->snum > RIGHT_EDGE_DEPTH ||
-        (unsigned)mc->ki[mc->top] + 1 != PG_NKEYS(mc->pg[mc->top]))
+    /* a live stack after a put: each page is the child its parent's entry names, so the
+     * right edge is the one on the last entry of every level, the root's included */
+    if (mc->snum > RIGHT_EDGE_DEPTH || mc->snum != mc->db->depth ||
+        mc->pg[0]->pgno != mc->db->root || mc->inline_root || !IS_LEAF(mc->pg[top]))
         return;
     for (unsigned i = 0; i < mc->snum; i++) {
+        if ((unsigned)mc->ki[i] + 1 != PG_NKEYS(mc->pg[i]))
+            return;
         e->pg[i] = mc->pg[i];
         e->ki[i] = mc->ki[i];
     }
     e->snum = mc->snum;
     e->dbi = mc->dbi;
     e->shape_gen = mc->txn->shape_gen;
+    e->pages_gen = mc->txn->pages_gen;
 }
 
 /* A key past the last of a tree whose right edge the cursor stands on goes at the end of
  * that leaf, where a search would put it: place the cursor there without one (1).
  * Sequential puts without MDB_APPEND take this path. */
-static int past_last_item(MDB_cursor *mc, const MDB_val *key)
+static int past_last_item(MDB_cursor *mc, const MDB_val *key, int at_edge)
 {
-    if (!on_last_item(mc))
+    if (!at_edge && !on_last_item(mc))
         return 0;
     MDB_val last;
     page *leaf = mc->pg[mc->top];
@@ -158,6 +182,7 @@ int tree_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data, unsigned flag
     unsigned psize = env->psize;
     unsigned nflags = ((flags & PUT_SUBDATA) ? F_SUBDATA : 0) | ((flags & PUT_DUPDATA) ? F_DUPDATA : 0);
     int rc, exact = 0;
+    int at_edge = (flags & PUT_AT_EDGE) != 0;
 
     if (!key_in || !data)
         return EINVAL;
@@ -183,7 +208,7 @@ int tree_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data, unsigned flag
     } else if (flags & MDB_APPEND) {
         /* A loader appends through one cursor, which the last put left on the last item:
          * then that path is the one a descent would find, and re-walking it is wasted. */
-        if (!on_last_item(mc) && (rc = tree_descend(mc, NULL, SRCH_LAST)) != 0)
+        if (!at_edge && !on_last_item(mc) && (rc = tree_descend(mc, NULL, SRCH_LAST)) != 0)
             return rc;
         page *leaf = mc->pg[mc->top];
         if (PG_NKEYS(leaf)) {
@@ -194,7 +219,7 @@ int tree_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data, unsigned flag
                 return MDB_KEYEXIST;
             mc->ki[mc->top]++;
         }
-    } else if (!past_last_item(mc, &key)) {
+    } else if (!past_last_item(mc, &key, at_edge)) {
         /* a caller's cursor (live stack) may stand on the key already */
         rc = cursor_seek_here(mc, &key, &exact);
         if (rc)

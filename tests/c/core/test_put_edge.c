@@ -4,14 +4,15 @@
  *   test_put_edge DIR
  *
  * A put past the last key starts from the page stack the previous such put ended on, as
- * long as nothing changed a tree or moved a dirty page since.  Here runs of those puts
- * (with and without MDB_APPEND) alternate with: deletes from the end that merge the last
+ * long as nothing changed a tree or moved a dirty page since (and a put that ends on the
+ * saved leaf with no page moved keeps the saved stack).  Here runs of those puts (with
+ * and without MDB_APPEND) alternate with: deletes from the end that merge the last
  * leaves away, puts and deletes in the middle, overflow values, puts into another DB,
- * nested txns that commit or abort, mdb_drop, commits, and spills (the dirty-page limit
- * is lowered so that pages are written out and their buffers given back mid-txn; under
- * ASan a given-back buffer is poisoned, so reading one is reported).  After every step
- * the last key is compared with a model; at each commit the whole DB, and at the end the
- * structural checker.
+ * nested txns that commit or abort, mdb_drop, commits, writes through a caller's cursor,
+ * and spills (the dirty-page limit is lowered so that pages are written out and their
+ * buffers given back mid-txn; under ASan a given-back buffer is poisoned, so reading one
+ * is reported).  After every step the last key is compared with a model; at each commit
+ * the whole DB, in key order, and at the end the structural checker.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -75,6 +76,42 @@ static void del(MDB_txn *txn, MDB_dbi dbi, unsigned short *m, unsigned i)
     recompute_last(m);
 }
 
+/* Writes through a caller's cursor, which mdb_put's saved edge does not see: small puts
+ * at random keys (most fit their leaf: no page moves, so the next put at the end may keep
+ * the saved stack), one past the last key, and a delete. */
+static void cursor_writes(MDB_txn *txn, MDB_dbi dbi, unsigned short *m)
+{
+    MDB_cursor *c;
+    char kb[16];
+    CHECK(mdb_cursor_open(txn, dbi, &c));
+    for (unsigned n = 1 + rnd(3); n; n--) {
+        unsigned i = last_key > 0 && rnd(4) ? rnd((unsigned)last_key) : (unsigned)(last_key + 1);
+        size_t len = 10 + rnd(20);
+        key_of(kb, i);
+        value_of(vbuf, i, len);
+        MDB_val k = {8, kb}, v = {len, vbuf};
+        CHECK(mdb_cursor_put(c, &k, &v, 0));
+        m[i] = (unsigned short)len;
+        if ((int)i > last_key)
+            last_key = (int)i;
+    }
+    if (last_key > 0) {
+        unsigned i = rnd((unsigned)last_key);
+        key_of(kb, i);
+        MDB_val k = {8, kb}, v;
+        int rc = mdb_cursor_get(c, &k, &v, MDB_SET);
+        if (m[i]) {
+            CHECK(rc);
+            CHECK(mdb_cursor_del(c, 0));
+            m[i] = 0;
+            recompute_last(m);
+        } else {
+            CHECK_RC(rc, MDB_NOTFOUND);
+        }
+    }
+    mdb_cursor_close(c);
+}
+
 /* n puts past the model's last key, values of 10..300 bytes */
 static void run_of_puts(MDB_txn *txn, MDB_dbi dbi, unsigned short *m, unsigned n, unsigned flags)
 {
@@ -106,14 +143,17 @@ static void expect_all(MDB_txn *txn, MDB_dbi dbi, const char *when)
     MDB_val k, v;
     CHECK(mdb_cursor_open(txn, dbi, &c));
     unsigned seen = 0, bad = 0;
+    long prev = -1;
     int rc;
     for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
         char kb[9] = {0};
         memcpy(kb, k.mv_data, k.mv_size < 8 ? k.mv_size : 8);
         unsigned i = (unsigned)strtoul(kb, NULL, 10);
         value_of(vbuf, i, v.mv_size);
-        if (k.mv_size != 8 || i >= NKEYS || present[i] != v.mv_size || memcmp(v.mv_data, vbuf, v.mv_size))
-            bad++;
+        if (k.mv_size != 8 || i >= NKEYS || (long)i <= prev || present[i] != v.mv_size ||
+            memcmp(v.mv_data, vbuf, v.mv_size))
+            bad++; /* (out of order too: a put through a stale edge lands in the wrong leaf) */
+        prev = (long)i;
         seen++;
     }
     unsigned want = 0;
@@ -142,11 +182,11 @@ int main(int argc, char **argv)
     uint64_t spilled0 = mdbcore_env_spilled_pages(env);
     unsigned commits = 0, nested = 0;
     for (unsigned step = 0; step < STEPS; step++) {
-        static const char *names[] = {"puts",   "appends", "tail deletes", "middle", "overflow",
-                                      "other",  "nested",  "drop",         "commit"};
-        unsigned what = rnd(100);
+        static const char *names[] = {"puts",  "appends", "tail deletes", "middle", "overflow",
+                                      "other", "nested",  "drop",         "commit", "cursor"};
+        unsigned what = rnd(110);
         unsigned kind = what < 40 ? 0 : what < 55 ? 1 : what < 65 ? 2 : what < 75 ? 3 : what < 80 ? 4
-                      : what < 87 ? 5 : what < 94 ? 6 : what < 95 ? 7 : 8;
+                      : what < 87 ? 5 : what < 94 ? 6 : what < 95 ? 7 : what < 100 ? 8 : 9;
         switch (kind) {
         case 0:
             run_of_puts(txn, dbi, present, 1 + rnd(200), 0);
@@ -200,6 +240,9 @@ int main(int argc, char **argv)
             CHECK(mdb_drop(txn, dbi, 0));
             memset(present, 0, sizeof present);
             last_key = -1;
+            break;
+        case 9:
+            cursor_writes(txn, dbi, present);
             break;
         case 8:
             expect_all(txn, dbi, "before a commit");
