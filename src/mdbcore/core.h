@@ -295,8 +295,22 @@ int page_free_clean(MDB_txn *txn, pgno_t pgno);
 int page_writable(MDB_txn *txn, const page *p);
 /* Make a private writable copy of page p for txn (copy-on-write); *np gets it. */
 int page_make_writable(MDB_txn *txn, page *p, page **np);
-/* Make every page on the cursor's path writable (copy-on-write). */
-int cursor_touch(MDB_cursor *mc);
+/* cursor_touch's work from level `from` of the path down (cursor_touch.c). */
+int cursor_touch_from(MDB_cursor *mc, unsigned from);
+/* Make every page on the cursor's path writable (copy-on-write).  A top-level txn owns
+ * every page flagged dirty (page_writable): after its first change to a tree the path is
+ * mostly such pages, stepped over here without a call. */
+static inline int cursor_touch(MDB_cursor *mc)
+{
+    unsigned i = 0;
+    if (!mc->txn->parent)
+        while (i < mc->snum && (mc->pg[i]->flags & P_DIRTY))
+            i++;
+    if (i < mc->snum)
+        return cursor_touch_from(mc, i);
+    *mc->dbstate |= DBS_DIRTY;
+    return 0;
+}
 /* pages_write.c: write dirty pages to the file (skipping loose ones, clearing P_DIRTY);
  * commit and spill.c use it. */
 int pages_write(MDB_env *env, dirty_entry *list, size_t n);

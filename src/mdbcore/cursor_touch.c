@@ -9,17 +9,11 @@
  */
 #include "core.h"
 
-int cursor_touch(MDB_cursor *mc)
+/* (core.h's cursor_touch has stepped over a top-level txn's dirty prefix already) */
+int cursor_touch_from(MDB_cursor *mc, unsigned from)
 {
     MDB_txn *txn = mc->txn;
-    unsigned i = 0;
-    /* A top-level txn owns every page flagged dirty (page_writable): the path from the
-     * root is mostly such pages after the txn's first change to a tree, so step over
-     * them without a call each. */
-    if (!txn->parent)
-        while (i < mc->snum && (mc->pg[i]->flags & P_DIRTY))
-            i++;
-    for (; i < mc->snum; i++) {
+    for (unsigned i = from; i < mc->snum; i++) {
         page *p = mc->pg[i];
         if (page_writable(txn, p) || p == mc->inline_root)
             continue;

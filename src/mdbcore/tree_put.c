@@ -147,7 +147,7 @@ static int past_last_item(MDB_cursor *mc, const MDB_val *key, int at_edge)
         return 0;
     MDB_val last;
     page *leaf = mc->pg[mc->top];
-    if (leaf_key(mc, leaf, mc->ki[mc->top], &last) != 0 || cursor_cmp(mc)(key, &last) <= 0)
+    if (leaf_key(mc, leaf, mc->ki[mc->top], &last) != 0 || cmp_keys(cursor_cmp(mc), key, &last) <= 0)
         return 0;
     mc->ki[mc->top]++;
     return 1;
@@ -215,7 +215,7 @@ int tree_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data, unsigned flag
             MDB_val last;
             if ((rc = leaf_key(mc, leaf, mc->ki[mc->top], &last)) != 0)
                 return rc;
-            if (cursor_cmp(mc)(&key, &last) <= 0)
+            if (cmp_keys(cursor_cmp(mc), &key, &last) <= 0)
                 return MDB_KEYEXIST;
             mc->ki[mc->top]++;
         }
