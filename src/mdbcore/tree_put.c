@@ -92,6 +92,11 @@ int tree_edge_restore(MDB_cursor *mc)
     const struct right_edge *e = &mc->txn->edge;
     if (e->snum == 0 || e->shape_gen != mc->txn->shape_gen || e->dbi != mc->dbi)
         return 0;
+    /* The same tree?  A handle closed mid-txn and its number given to another database
+     * moves no page and changes no tree.  (The saved pages are still held while shape_gen
+     * holds, so reading the root's number is safe.) */
+    if (e->snum != mc->db->depth || e->pg[0]->pgno != mc->db->root)
+        return 0;
     for (unsigned i = 0; i < e->snum; i++) {
         mc->pg[i] = e->pg[i];
         mc->ki[i] = e->ki[i];
