@@ -136,9 +136,11 @@ def test_cffi_bytes_args_are_read_by_their_own_length(tmp_path):
             assert lib.mdbpy_tdel_b(t._st, keys[0]) == lib.MDB_NOTFOUND
             assert lib.mdbpy_tget_b(t._st, keys[2]) == len(vals[2])
             assert _ffi._tget_len(t._st, keys[2]) == len(vals[2])
+            assert _ffi._tdel_len(t._st, keys[1]) == 0 and t.get(keys[1]) is None
             c = t.cursor()
             assert lib.mdbpy_cput_b(c._cst, b"c" * 9, b"v" * 33, 0) == 0
-            assert t.get(b"c" * 9) == b"v" * 33
+            assert _ffi._cput_len(c._cst, b"d" * 9, b"w" * 34, 0) == 0
+            assert t.get(b"c" * 9) == b"v" * 33 and t.get(b"d" * 9) == b"w" * 34
             too_long = b"x" * (env.max_key_size() + 1)
             for bad in (b"", too_long):
                 assert lib.mdbpy_tput_b(t._st, bad, b"v") == lib.MDBPY_BADKEY
