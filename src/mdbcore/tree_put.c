@@ -64,8 +64,8 @@ static int insert_new(MDB_cursor *mc, const MDB_val *key, MDB_val *data, unsigne
 
 /* Does the cursor stand on the last item of its tree, with a stack that is the tree's
  * current right edge (root first, every level on its last entry and pointing at the page
- * of the next)?  The pages must be live: a tracked cursor's are, a saved edge's while its
- * generation holds. */
+ * of the next)?  For a caller's cursor, whose pages a tracked cursor keeps live; a
+ * restored saved edge needs no such walk (PUT_AT_EDGE). */
 static int on_last_item(const MDB_cursor *mc)
 {
     if (!(mc->flags & C_INITIALIZED) || (mc->flags & C_DEL) || mc->inline_root ||

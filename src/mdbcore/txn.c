@@ -237,8 +237,7 @@ static MDB_txn *wtxn_get(MDB_env *env)
     txn->free_pgs = keep.free_pgs;
     txn->free_pgs[0] = 0;
     txn->reclaimed = keep.reclaimed;
-    txn->reclaimed[0] = 0;
-    txn->reclaimed_taken = 0;
+    txn->reclaimed[0] = 0; /* (reclaimed_taken: 0 with the rest, cleared above) */
     txn->cursors = keep.cursors;
     return txn;
 }
