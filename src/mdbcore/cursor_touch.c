@@ -5,14 +5,45 @@
  * Invariant: on return every page of mc->pg[0..snum) is dirty in mc's txn, each parent's
  * child pointer (or the database record's root) names the copy, and the database is
  * marked DBS_DIRTY.  A sub-page inline in a leaf node (mc->inline_root) is left alone: it
- * lives inside its (now writable) leaf.
+ * lives inside its (now writable) leaf.  A named database's first touch in a txn may also
+ * copy MAIN's path to its record (touch_db_record): a placement choice only, the commit
+ * copies whatever is still clean.
  */
 #include "core.h"
+
+/* A named database's first change in a txn: the commit will rewrite its record in MAIN
+ * (dbi_save_all), copying MAIN's path then, onto new pages at the end of the file.  The
+ * next commit reads that leaf again through the map, and a new page there is a page
+ * fault the kernel's fault-around did not cover.  Copied now, the path takes pages the
+ * free list has just given back, which this process has mapped already (LMDB also copies
+ * it at the first change).  Not where the copy could leave a pointer to the old page
+ * behind (a caller's cursor open on MAIN, a nested txn), nor with the dirty list half
+ * full; the commit copies it then, as before. */
+static int touch_db_record(MDB_txn *txn, MDB_dbi dbi)
+{
+    MDB_env *env = txn->env;
+    if (txn->parent || (txn->cursors && txn->cursors[MAIN_DBI]) ||
+        txn->dirty[0].pgno + CURSOR_STACK >= env->max_dirty / 2 ||
+        txn->dbseq[dbi] != env->dbseq[dbi] || txn->dbs[MAIN_DBI].root == P_INVALID)
+        return 0;
+    MDB_cursor m2;
+    cursor_init(&m2, txn, MAIN_DBI);
+    m2.flags |= C_UNTRACK;
+    int rc = tree_descend(&m2, &env->dbinfo[dbi].name, SRCH_KEY);
+    if (rc)
+        return rc == MDB_NOTFOUND ? 0 : rc;
+    return cursor_touch(&m2);
+}
 
 /* (core.h's cursor_touch has stepped over a top-level txn's dirty prefix already) */
 int cursor_touch_from(MDB_cursor *mc, unsigned from)
 {
     MDB_txn *txn = mc->txn;
+    if (mc->dbi >= CORE_DBS && !(*mc->dbstate & DBS_DIRTY) && !(mc->flags & C_SUB)) {
+        int rc = touch_db_record(txn, mc->dbi);
+        if (rc)
+            return rc;
+    }
     for (unsigned i = from; i < mc->snum; i++) {
         page *p = mc->pg[i];
         if (page_writable(txn, p) || p == mc->inline_root)

@@ -136,6 +136,16 @@ static int load_next(MDB_txn *txn)
     }
     d[0] += cnt;
     txn->pglast = k;
+    /* The commit deletes this record, copying the leaf that holds it; copy the path now,
+     * while the pages just reclaimed can take it.  It then lands on a page some reader
+     * of this process has mapped already, instead of on a new page at the end of the
+     * file that the next writer, reading the list, faults in (fillseq, 1,000 puts a txn:
+     * see docs/performance.md, eighth pass).  Only at a top-level txn's first load, with
+     * room to spare in the dirty list and a reclaimed page for each level, so the copy
+     * takes no other path than take_run's. */
+    if (want == 1 && !txn->parent && d[0] >= mc.snum &&
+        txn->dirty[0].pgno + CURSOR_STACK < txn->env->max_dirty / 2)
+        return cursor_touch(&mc);
     return 0;
 }
 
