@@ -190,6 +190,10 @@ struct xcursor {
 struct lock_region; /* lockfile.h */
 struct os_ops;      /* os.h */
 
+/* The longest run of pages whose buffer an env keeps for reuse (page_buffer.c): 64 KiB
+ * of 4 KiB pages, values up to about 60 KiB. */
+#define PAGE_CACHE_RUN_PAGES 16
+
 struct MDB_env {
     int data_fd;          /* data file */
     int meta_fd;          /* data file opened O_DSYNC for meta writes (or == data_fd) */
@@ -223,9 +227,10 @@ struct MDB_env {
     char *data_path;      /* data.mdb (or path with NOSUBDIR) */
     char *lock_path;      /* lock.mdb (or path-lock) */
     int txkey_made;       /* reader_key exists */
-    /* Heap buffers of single pages released by ended write txns, kept for the next ones
-     * (page_buffer.c).  Only the writer touches it, so the writer mutex guards it. */
-    page *page_cache;
+    /* Heap buffers of pages and short runs released by ended write txns, kept for the
+     * next ones: page_cache[n] lists buffers of n pages, page_cache_count counts the pages
+     * of all (page_buffer.c).  Only the writer touches them: the writer mutex guards them. */
+    page *page_cache[PAGE_CACHE_RUN_PAGES + 1];
     size_t page_cache_count;
     db_info *dbinfo;      /* array[maxdbs] */
     uint16_t *dbflags;    /* array[maxdbs]: persistent flags of each open handle */

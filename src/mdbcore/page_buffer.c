@@ -2,14 +2,15 @@
  * page_buffer.c -- the heap memory of dirty pages (layer L2): taking a buffer for a page
  * or a run, giving it back, and the env's cache of single-page buffers.
  *
- * Page buffers outlive their txn: a released single page goes to env->page_cache (at most
- * PAGE_CACHE_BYTES) and the next write txn takes it from there.  Giving them back to malloc
- * at each commit made the next txn fault every page in again: about one page fault per
- * random put at 1,000 puts a txn (issue 11).
+ * Page buffers outlive their txn: a released page, or run of up to PAGE_CACHE_RUN_PAGES
+ * (an overflow value's), goes to env->page_cache[n] (at most PAGE_CACHE_BYTES in all) and
+ * the next write txn takes it from there.  Giving them back to malloc at each commit made
+ * the next txn fault every page in again: about one page fault per random put at 1,000
+ * puts a txn (issue 11); for runs, malloc's trimming of its heap did the same in part.
  *
- * Invariants: a cached buffer is psize bytes whose last word links the next one; the
- * cache holds at most PAGE_CACHE_BYTES / psize buffers; under WRITEMAP a dirty page is the
- * map page itself and is never released here.  Under AddressSanitizer the rest of a cached
+ * Invariants: a cached buffer of n pages is n * psize bytes whose last word links the next
+ * one of its list; the lists hold at most PAGE_CACHE_BYTES / psize pages together; under
+ * WRITEMAP a dirty page is the map page itself and is never released here.  Under AddressSanitizer the rest of a cached
  * buffer (its header first: the link is at the end) is poisoned, so a stale pointer to a
  * released page is reported, not read.
  */
@@ -31,21 +32,23 @@
 #define BUFFER_UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
-/* Where a cached buffer keeps the next one: its last word (memcpy: any alignment). */
-static page *cache_next(const MDB_env *env, const page *p)
+/* Where a cached buffer of n pages keeps the next one: its last word (memcpy: any
+ * alignment). */
+static page *cache_next(const MDB_env *env, const page *p, unsigned n)
 {
     page *next;
-    memcpy(&next, (const uint8_t *)p + env->psize - sizeof(page *), sizeof(page *));
+    memcpy(&next, (const uint8_t *)p + (size_t)env->psize * n - sizeof(page *), sizeof(page *));
     return next;
 }
 
-/* Put a single-page buffer on the env's cache. */
-static void cache_push(MDB_env *env, page *p)
+/* Put a buffer of n pages on the env's list for n. */
+static void cache_push(MDB_env *env, page *p, unsigned n)
 {
-    memcpy((uint8_t *)p + env->psize - sizeof(page *), &env->page_cache, sizeof(page *));
-    env->page_cache = p;
-    env->page_cache_count++;
-    BUFFER_POISON(p, env->psize);
+    size_t bytes = (size_t)env->psize * n;
+    memcpy((uint8_t *)p + bytes - sizeof(page *), &env->page_cache[n], sizeof(page *));
+    env->page_cache[n] = p;
+    env->page_cache_count += n;
+    BUFFER_POISON(p, bytes);
 }
 
 /* 64 MiB of 4 KiB pages: more than a txn of 10,000 random puts dirties, and a bound on
@@ -54,51 +57,53 @@ static void cache_push(MDB_env *env, page *p)
 
 page *page_buffer_get(MDB_env *env, unsigned n)
 {
-    if (n == 1 && env->page_cache) {
-        page *p = env->page_cache;
-        env->page_cache = cache_next(env, p);
-        env->page_cache_count--;
-        BUFFER_UNPOISON(p, env->psize);
+    if (n <= PAGE_CACHE_RUN_PAGES && env->page_cache[n]) {
+        page *p = env->page_cache[n];
+        env->page_cache[n] = cache_next(env, p, n);
+        env->page_cache_count -= n;
+        BUFFER_UNPOISON(p, (size_t)env->psize * n);
         return p;
     }
     /* a new single buffer starts zeroed: copy-on-write leaves its gap as it finds it */
     return n == 1 ? calloc(1, env->psize) : malloc((size_t)env->psize * n);
 }
 
+/* Keep p (cached) or give it back to malloc. */
+static void release_one(MDB_env *env, page *p)
+{
+    unsigned n = (p->flags & P_OVERFLOW) ? p->u.overflow_pages : 1;
+    if (n >= 1 && n <= PAGE_CACHE_RUN_PAGES &&
+        env->page_cache_count + n <= PAGE_CACHE_BYTES / env->psize) {
+        cache_push(env, p, n);
+        return;
+    }
+    free(p);
+}
+
 void page_release(MDB_env *env, page *p)
 {
     if (env->flags & MDB_WRITEMAP)
         return;
-    int single = !(p->flags & P_OVERFLOW) || p->u.overflow_pages == 1;
-    if (single && env->page_cache_count < PAGE_CACHE_BYTES / env->psize) {
-        cache_push(env, p);
-        return;
-    }
-    free(p);
+    release_one(env, p);
 }
 
 void page_release_list(MDB_env *env, const dirty_entry *list, size_t n)
 {
     if (env->flags & MDB_WRITEMAP)
         return;
-    size_t room = PAGE_CACHE_BYTES / env->psize;
-    for (size_t i = 0; i < n; i++) {
-        page *p = list[i].pg;
-        if ((!(p->flags & P_OVERFLOW) || p->u.overflow_pages == 1) && env->page_cache_count < room) {
-            cache_push(env, p);
-        } else {
-            free(p);
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        release_one(env, list[i].pg);
 }
 
 void page_cache_free(MDB_env *env)
 {
-    while (env->page_cache) {
-        page *p = env->page_cache;
-        env->page_cache = cache_next(env, p);
-        BUFFER_UNPOISON(p, env->psize);
-        free(p);
+    for (unsigned n = 1; n <= PAGE_CACHE_RUN_PAGES; n++) {
+        while (env->page_cache[n]) {
+            page *p = env->page_cache[n];
+            env->page_cache[n] = cache_next(env, p, n);
+            BUFFER_UNPOISON(p, (size_t)env->psize * n);
+            free(p);
+        }
     }
     env->page_cache_count = 0;
 }

@@ -46,7 +46,7 @@ static const char *map_base(const char *dir)
     return base;
 }
 
-static void be_key(uint8_t *k, unsigned i)
+static void be_key(uint8_t *k, uint64_t i)
 {
     memset(k, 0, 8);
     for (int b = 0; b < 8; b++)
