@@ -68,12 +68,12 @@ page *page_buffer_get(MDB_env *env, unsigned n)
     return n == 1 ? calloc(1, env->psize) : malloc((size_t)env->psize * n);
 }
 
-/* Keep p (cached) or give it back to malloc. */
-static void release_one(MDB_env *env, page *p)
+/* Keep p (cached, while the lists hold fewer than `room` pages) or give it back to
+ * malloc.  (n - 1 wraps for a run count of 0, which no buffer of ours has.) */
+static inline void release_one(MDB_env *env, page *p, size_t room)
 {
     unsigned n = (p->flags & P_OVERFLOW) ? p->u.overflow_pages : 1;
-    if (n >= 1 && n <= PAGE_CACHE_RUN_PAGES &&
-        env->page_cache_count + n <= PAGE_CACHE_BYTES / env->psize) {
+    if (n - 1 < PAGE_CACHE_RUN_PAGES && env->page_cache_count + n <= room) {
         cache_push(env, p, n);
         return;
     }
@@ -84,15 +84,16 @@ void page_release(MDB_env *env, page *p)
 {
     if (env->flags & MDB_WRITEMAP)
         return;
-    release_one(env, p);
+    release_one(env, p, PAGE_CACHE_BYTES / env->psize);
 }
 
 void page_release_list(MDB_env *env, const dirty_entry *list, size_t n)
 {
     if (env->flags & MDB_WRITEMAP)
         return;
+    size_t room = PAGE_CACHE_BYTES / env->psize;
     for (size_t i = 0; i < n; i++)
-        release_one(env, list[i].pg);
+        release_one(env, list[i].pg, room);
 }
 
 void page_cache_free(MDB_env *env)
