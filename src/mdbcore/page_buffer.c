@@ -1,6 +1,6 @@
 /*
  * page_buffer.c -- the heap memory of dirty pages (layer L2): taking a buffer for a page
- * or a run, giving it back, and the env's cache of single-page buffers.
+ * or a run, giving it back, and the env's cache of page and short-run buffers.
  *
  * Page buffers outlive their txn: a released page, or run of up to PAGE_CACHE_RUN_PAGES
  * (an overflow value's), goes to env->page_cache[n] (at most PAGE_CACHE_BYTES in all) and
@@ -10,9 +10,9 @@
  *
  * Invariants: a cached buffer of n pages is n * psize bytes whose last word links the next
  * one of its list; the lists hold at most PAGE_CACHE_BYTES / psize pages together; under
- * WRITEMAP a dirty page is the map page itself and is never released here.  Under AddressSanitizer the rest of a cached
- * buffer (its header first: the link is at the end) is poisoned, so a stale pointer to a
- * released page is reported, not read.
+ * WRITEMAP a dirty page is the map page itself and is never released here.  Under
+ * AddressSanitizer the rest of a cached buffer (its header first: the link is at the end)
+ * is poisoned, so a stale pointer to a released page is reported, not read.
  */
 #include <stdlib.h>
 
