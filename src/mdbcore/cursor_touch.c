@@ -16,9 +16,10 @@
  * next commit reads that leaf again through the map, and a new page there is a page
  * fault the kernel's fault-around did not cover.  Copied now, the path takes pages the
  * free list has just given back, which this process has mapped already (LMDB also copies
- * it at the first change).  Not where the copy could leave a pointer to the old page
- * behind (a caller's cursor open on MAIN, a nested txn), nor with the dirty list half
- * full; the commit copies it then, as before. */
+ * it at the first change).  Not while a caller's cursor is open on MAIN (it would keep
+ * pointing at the old page), nor in a nested txn (kept to the simple case: a child's
+ * copy can be thrown away by its abort, and only the top level's commit writes), nor
+ * with the dirty list half full; the commit copies the path then, as before. */
 static int touch_db_record(MDB_txn *txn, MDB_dbi dbi)
 {
     MDB_env *env = txn->env;
