@@ -297,6 +297,14 @@ int page_writable(MDB_txn *txn, const page *p);
 int page_make_writable(MDB_txn *txn, page *p, page **np);
 /* cursor_touch's work from level `from` of the path down (cursor_touch.c). */
 int cursor_touch_from(MDB_cursor *mc, unsigned from);
+/* May a path the commit would copy anyway be copied early, for page placement
+ * (cursor_touch.c's MAIN record, freelist.c's first free-list leaf)?  Only in a top-level
+ * txn (a child's copy can be thrown away by its abort) whose dirty list is under half
+ * full, so the early pages cannot crowd out the change that is being made. */
+static inline int cursor_early_copy_ok(const MDB_txn *txn)
+{
+    return !txn->parent && txn->dirty[0].pgno + CURSOR_STACK < txn->env->max_dirty / 2;
+}
 /* Make every page on the cursor's path writable (copy-on-write).  A top-level txn owns
  * every page flagged dirty (page_writable): after its first change to a tree the path is
  * mostly such pages, stepped over here without a call. */

@@ -17,15 +17,13 @@
  * fault the kernel's fault-around did not cover.  Copied now, the path takes pages the
  * free list has just given back, which this process has mapped already (LMDB also copies
  * it at the first change).  Not while a caller's cursor is open on MAIN (it would keep
- * pointing at the old page), nor in a nested txn (kept to the simple case: a child's
- * copy can be thrown away by its abort, and only the top level's commit writes), nor
- * with the dirty list half full; the commit copies the path then, as before. */
+ * pointing at the old page), nor where cursor_early_copy_ok says no; the commit copies
+ * the path then, as before.  (An empty MAIN: tree_descend's MDB_NOTFOUND.) */
 static int touch_db_record(MDB_txn *txn, MDB_dbi dbi)
 {
     MDB_env *env = txn->env;
-    if (txn->parent || (txn->cursors && txn->cursors[MAIN_DBI]) ||
-        txn->dirty[0].pgno + CURSOR_STACK >= env->max_dirty / 2 ||
-        txn->dbseq[dbi] != env->dbseq[dbi] || txn->dbs[MAIN_DBI].root == P_INVALID)
+    if (!cursor_early_copy_ok(txn) || (txn->cursors && txn->cursors[MAIN_DBI]) ||
+        txn->dbseq[dbi] != env->dbseq[dbi])
         return 0;
     MDB_cursor m2;
     cursor_init(&m2, txn, MAIN_DBI);

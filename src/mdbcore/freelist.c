@@ -140,11 +140,10 @@ static int load_next(MDB_txn *txn)
      * while the pages just reclaimed can take it.  It then lands on a page some reader
      * of this process has mapped already, instead of on a new page at the end of the
      * file that the next writer, reading the list, faults in (fillseq, 1,000 puts a txn:
-     * see docs/performance.md, eighth pass).  Only at a top-level txn's first load, with
-     * room to spare in the dirty list and a reclaimed page for each level, so the copy
-     * takes no other path than take_run's. */
-    if (want == 1 && !txn->parent && d[0] >= mc.snum &&
-        txn->dirty[0].pgno + CURSOR_STACK < txn->env->max_dirty / 2)
+     * see docs/performance.md, eighth pass).  Only at a txn's first load, where
+     * cursor_early_copy_ok allows it, and with a reclaimed page for each level, so the
+     * copy takes no other path than take_run's. */
+    if (want == 1 && d[0] >= mc.snum && cursor_early_copy_ok(txn))
         return cursor_touch(&mc);
     return 0;
 }
