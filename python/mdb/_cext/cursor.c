@@ -805,9 +805,10 @@ static PyObject *cur_enter(CursorObject *self, PyObject *unused)
     return args_enter((PyObject *)self, cursor_check(self));
 }
 
-static PyObject *cur_exit(CursorObject *self, PyObject *args)
+static PyObject *cur_exit(CursorObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)args;
+    (void)nargs;
     return cur_close_then(self, Py_False);
 }
 
@@ -879,7 +880,7 @@ static PyMethodDef cur_methods[] = {
      "_iter_from(key, reverse)\n\nIterator starting at set_range(key)."},
     NOARG(close, "close()\n\nClose the cursor. Idempotent."),
     {"__enter__", (PyCFunction)cur_enter, METH_NOARGS, "Return self."},
-    {"__exit__", (PyCFunction)cur_exit, METH_VARARGS, "Close the cursor."},
+    {"__exit__", (PyCFunction)(void (*)(void))cur_exit, METH_FASTCALL, "Close the cursor."},
     {NULL, NULL, 0, NULL}};
 
 PyTypeObject MdbCursor_Type = {

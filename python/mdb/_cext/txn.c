@@ -528,9 +528,10 @@ static PyObject *txn_enter(TxnObject *self, PyObject *unused)
     return args_enter((PyObject *)self, txn_check(self));
 }
 
-static PyObject *txn_exit(TxnObject *self, PyObject *args)
+/* METH_FASTCALL: a `with` block's end passes its three arguments without a tuple. */
+static PyObject *txn_exit(TxnObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *et = PyTuple_GET_SIZE(args) > 0 ? PyTuple_GET_ITEM(args, 0) : Py_None;
+    PyObject *et = nargs > 0 ? args[0] : Py_None;
     if (!self->valid)
         Py_RETURN_FALSE;
     if (et == Py_None) {
@@ -585,7 +586,7 @@ static PyMethodDef txn_methods[] = {
     {"abort", (PyCFunction)txn_abort, METH_NOARGS,
      "abort()\n\nAbandon the transaction. Idempotent."},
     {"__enter__", (PyCFunction)txn_enter, METH_NOARGS, "Return self."},
-    {"__exit__", (PyCFunction)txn_exit, METH_VARARGS,
+    {"__exit__", (PyCFunction)(void (*)(void))txn_exit, METH_FASTCALL,
      "Commit on normal exit, abort on exception."},
     {NULL, NULL, 0, NULL}};
 
