@@ -19,6 +19,11 @@ synchronous=OFF with WAL, LevelDB and RocksDB without sync).  Rounds are interle
 order of engines rotating from round to round, and every figure is a median; each engine's
 ratio to py-lmdb is the median of the per-round ratios with their spread (min..max).
 
+py-lmdb-cffi is py-lmdb's own cffi backend (LMDB_FORCE_CFFI) on Debian's liblmdb, the
+C catalogue's reference: what a binding whose transactions and cursors are Python objects
+costs, beside our cffi backend.  It is set up under build/bench/ from py-lmdb's sdist (for
+its preload.h; `pip download`, PyPI only) and the installed wheel's Python files.
+
 Engines missing here are skipped with a note (`pip install plyvel rocksdict`).
 """
 
@@ -44,7 +49,7 @@ from typing import Any, Iterator, Protocol
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from provenance import BUILD_DIR, base, median_spread, write_jsonl  # noqa: E402
 
-ENGINES = ["mdb-cext", "mdb-cffi", "py-lmdb", "sqlite3", "leveldb", "rocksdb"]
+ENGINES = ["mdb-cext", "mdb-cffi", "py-lmdb", "py-lmdb-cffi", "sqlite3", "leveldb", "rocksdb"]
 PHASES = ["fillseq", "readrandom", "readtxn", "readseq", "fillrandom"]
 VALUE = bytes(range(100))
 
@@ -216,6 +221,12 @@ def open_store(engine: str, path: str) -> Store:
         if hasattr(lmdb, "backend_features"):
             raise ImportError("lmdb resolves to the mdb shim, not py-lmdb")
         return LmdbStore(lmdb, path)
+    if engine == "py-lmdb-cffi":
+        import lmdb
+
+        if getattr(lmdb.Environment, "__module__", "") != "lmdb.cffi":
+            raise ImportError("lmdb did not load its cffi backend")
+        return LmdbStore(lmdb, path)
     if engine.startswith("mdb-"):
         import mdb
 
@@ -230,7 +241,7 @@ def open_store(engine: str, path: str) -> Store:
 
 
 def engine_version(engine: str) -> str:
-    if engine == "py-lmdb":
+    if engine in ("py-lmdb", "py-lmdb-cffi"):
         import lmdb
 
         return f"py-lmdb {lmdb.__version__} (LMDB {'.'.join(map(str, lmdb.version()))})"
@@ -292,10 +303,71 @@ def worker(engine: str, n: int, batch: int, seed: int) -> dict[str, Any]:
     return out
 
 
+def pylmdb_cffi_env() -> dict[str, str]:
+    """The environment that makes `import lmdb` load py-lmdb's cffi backend on Debian's
+    liblmdb: a copy of the installed package's Python files (its C extension left out)
+    whose build configuration names the system library, and py-lmdb's preload.h from the
+    sdist of the same version.  cffi compiles the binding at its first import."""
+    from importlib.metadata import version
+    from importlib.util import find_spec
+
+    spec = find_spec("lmdb")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("py-lmdb is not installed")
+    ver = version("lmdb")
+    root = os.path.join(BUILD_DIR, "bench", f"py-lmdb-cffi-{ver}")
+    pkg, headers = os.path.join(root, "lmdb"), os.path.join(root, f"lmdb-{ver}", "lib", "py-lmdb")
+    if not os.path.exists(os.path.join(headers, "preload.h")):
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                f"lmdb=={ver}",
+                "--no-binary",
+                ":all:",
+                "--no-deps",
+                "-d",
+                root,
+            ],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        subprocess.run(["tar", "xzf", f"lmdb-{ver}.tar.gz"], cwd=root, check=True)
+    if not os.path.exists(os.path.join(pkg, "_config.py")):
+        shutil.copytree(
+            spec.submodule_search_locations[0],
+            pkg,
+            ignore=shutil.ignore_patterns("*.so", "__pycache__"),
+        )
+        with open(os.path.join(pkg, "_config.py"), "w") as f:
+            f.write(
+                "CONFIG = {'extra_compile_args': ['-w', '-O2'], 'extra_sources': [], "
+                f"'extra_library_dirs': [], 'extra_include_dirs': [{headers!r}], "
+                "'libraries': ['lmdb']}\n"
+            )
+    return {"PYTHONPATH": root, "LMDB_FORCE_CFFI": "1"}
+
+
+def engine_env(engine: str) -> dict[str, str]:
+    """The environment an engine's worker runs in."""
+    env = dict(os.environ)
+    if engine == "py-lmdb-cffi":
+        env.update(pylmdb_cffi_env())
+    return env
+
+
 def available(engine: str) -> str | None:
     """None when the engine can run here, else why not."""
+    try:
+        env = engine_env(engine)
+    except (OSError, RuntimeError, subprocess.SubprocessError) as e:
+        return f"cannot set it up: {e}"
     r = subprocess.run(
-        [sys.executable, __file__, "--probe", engine], capture_output=True, text=True
+        [sys.executable, __file__, "--probe", engine], capture_output=True, text=True, env=env
     )
     return None if r.returncode == 0 else (r.stderr.strip().splitlines() or ["?"])[-1]
 
@@ -327,6 +399,7 @@ def main() -> int:
             print(f"# skipping {e}: {why}")
         else:
             engines.append(e)
+    envs = {e: engine_env(e) for e in engines}
     if "py-lmdb" not in engines:
         sys.exit("py_catalogue: py-lmdb is needed as the reference (pip install lmdb)")
     bs = [int(b) for b in a.batches.split(",")]
@@ -352,6 +425,7 @@ def main() -> int:
                     capture_output=True,
                     text=True,
                     timeout=3600,
+                    env=envs[e],
                 )
                 if r.returncode:
                     sys.exit(f"py_catalogue: {e} batch {b}: {r.stderr.strip()[-800:]}")
