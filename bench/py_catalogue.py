@@ -342,6 +342,7 @@ def pylmdb_cffi_env() -> dict[str, str]:
             spec.submodule_search_locations[0],
             pkg,
             ignore=shutil.ignore_patterns("*.so", "__pycache__"),
+            dirs_exist_ok=True,  # (a copy cut short before: _config.py is written last)
         )
         with open(os.path.join(pkg, "_config.py"), "w") as f:
             f.write(
