@@ -407,8 +407,8 @@ asan-run:
 # bench: the catalogue (bench/catalogue.c, db_bench's workloads, docs/performance.md) at
 # 1,000,000 records; BENCH_ARGS="-n 10000000" for 10M, "--rows 'fill*'" for some rows.
 # bench-py: the same through Python (bench/py_catalogue.py): mdb, py-lmdb (its C extension
-# and its cffi backend on Debian's liblmdb), sqlite3,
-# LevelDB and RocksDB (plyvel and rocksdict are pip-installed into the venv first).
+# and its cffi backend on Debian's liblmdb), sqlite3, LevelDB and RocksDB (plyvel and
+# rocksdict are pip-installed into the venv first).
 .PHONY: test-compat bench-many-dbs bench-core bench bench-py
 test-compat: lib
 	MDB_COMPAT_STRICT=1 $(PYTHON) -m pytest tests/compat tests/slapd -q -rfEs -p no:cacheprovider

@@ -48,14 +48,6 @@
 #define BENCH_EXIT 2
 #include "bench.h"
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* The settings of one run, shared by the worker threads (read-only once set). */
 static struct {
     MDB_env *env;

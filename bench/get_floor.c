@@ -26,38 +26,19 @@
  *
  * Any LMDB error exits 2.
  */
+#include <errno.h>
 #include <lmdb.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define KEY_SIZE 16
 #define VAL_SIZE 100
 
-static void check(int rc, const char *what)
-{
-    if (rc) {
-        fprintf(stderr, "get_floor: %s: %s\n", what, mdb_strerror(rc));
-        exit(2);
-    }
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+#define BENCH_NAME "get_floor"
+#define BENCH_EXIT 2
+#include "bench.h"
 
 static void key_of(size_t i, uint8_t *k)
 {
@@ -85,32 +66,30 @@ int main(int argc, char **argv)
     MDB_env *env;
     MDB_txn *txn;
     MDB_dbi dbi;
-    check(mdb_env_create(&env), "mdb_env_create");
-    check(mdb_env_set_mapsize(env, (size_t)4 << 30), "mdb_env_set_mapsize");
-    check(mdb_env_open(env, argv[1], MDB_NOSYNC, 0644), "mdb_env_open");
+    CHECK(mdb_env_create(&env));
+    CHECK(mdb_env_set_mapsize(env, (size_t)4 << 30));
+    CHECK(mdb_env_open(env, argv[1], MDB_NOSYNC, 0644));
     unsigned psize;
     {
         MDB_stat st;
-        check(mdb_env_stat(env, &st), "mdb_env_stat");
+        CHECK(mdb_env_stat(env, &st));
         psize = st.ms_psize;
     }
-    check(mdb_txn_begin(env, NULL, 0, &txn), "mdb_txn_begin");
-    check(mdb_dbi_open(txn, NULL, 0, &dbi), "mdb_dbi_open");
+    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+    CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));
     uint8_t k[KEY_SIZE], v[VAL_SIZE];
     memset(v, 7, sizeof v);
     for (size_t i = 0; i < n; i++) {
         key_of(i, k);
         MDB_val kv = {KEY_SIZE, k}, vv = {VAL_SIZE, v};
-        check(mdb_put(txn, dbi, &kv, &vv, MDB_APPEND), "mdb_put");
+        CHECK(mdb_put(txn, dbi, &kv, &vv, MDB_APPEND));
     }
-    check(mdb_txn_commit(txn), "mdb_txn_commit");
+    CHECK(mdb_txn_commit(txn));
 
     size_t *order = malloc(n * sizeof *order);
     const uint8_t **where = malloc(n * sizeof *where);
-    if (!order || !where) {
-        fprintf(stderr, "get_floor: out of memory\n");
-        return 2;
-    }
+    if (!order || !where)
+        die("malloc", ENOMEM);
     uint64_t seed = 42;
     for (size_t i = 0; i < n; i++)
         order[i] = i;
@@ -119,11 +98,11 @@ int main(int argc, char **argv)
         order[i] = order[j];
         order[j] = t;
     }
-    check(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), "mdb_txn_begin");
+    CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
     for (size_t i = 0; i < n; i++) {
         key_of(order[i], k);
         MDB_val kv = {KEY_SIZE, k}, vv;
-        check(mdb_get(txn, dbi, &kv, &vv), "mdb_get");
+        CHECK(mdb_get(txn, dbi, &kv, &vv));
         where[i] = vv.mv_data;
     }
 
@@ -134,7 +113,7 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < n; i++) {
             key_of(order[i], k);
             MDB_val kv = {KEY_SIZE, k}, vv;
-            check(mdb_get(txn, dbi, &kv, &vv), "mdb_get");
+            CHECK(mdb_get(txn, dbi, &kv, &vv));
             sink += ((const uint8_t *)vv.mv_data)[0];
         }
         double t1 = now();

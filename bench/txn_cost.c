@@ -39,14 +39,6 @@
 static MDB_env *env;
 static MDB_dbi dbi;
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static void make_key(uint8_t *k, uint64_t i)
 {
     memset(k, 0, KEY_SIZE);
