@@ -361,16 +361,18 @@ def engine_env(engine: str) -> dict[str, str]:
     return env
 
 
-def available(engine: str) -> str | None:
-    """None when the engine can run here, else why not."""
+def available(engine: str) -> tuple[dict[str, str] | None, str]:
+    """The environment the engine's workers run in, or None and why it cannot run here."""
     try:
         env = engine_env(engine)
     except (OSError, RuntimeError, subprocess.SubprocessError) as e:
-        return f"cannot set it up: {e}"
+        return None, f"cannot set it up: {e}"
     r = subprocess.run(
         [sys.executable, __file__, "--probe", engine], capture_output=True, text=True, env=env
     )
-    return None if r.returncode == 0 else (r.stderr.strip().splitlines() or ["?"])[-1]
+    if r.returncode:
+        return None, (r.stderr.strip().splitlines() or ["?"])[-1]
+    return env, ""
 
 
 def main() -> int:
@@ -394,13 +396,14 @@ def main() -> int:
         return 0
 
     engines = []
+    envs: dict[str, dict[str, str]] = {}
     for e in a.engines.split(","):
-        why = available(e)
-        if why:
+        env, why = available(e)
+        if env is None:
             print(f"# skipping {e}: {why}")
         else:
             engines.append(e)
-    envs = {e: engine_env(e) for e in engines}
+            envs[e] = env
     if "py-lmdb" not in engines:
         sys.exit("py_catalogue: py-lmdb is needed as the reference (pip install lmdb)")
     bs = [int(b) for b in a.batches.split(",")]
