@@ -76,7 +76,7 @@ void idl_sort(pgno_list l);
 /* Merge ascending `src` (count n) into ascending *l. */
 int idl_merge(pgno_list *l, const pgno_t *src, size_t n);
 /* Write l into dst as an on-disk record: count, then descending pgnos. */
-void idl_store(const pgno_list l, pgno_t *dst);
+void idl_store(const pgno_list l, void *dst);
 
 /* ============================== L1: meta and datafile ============================== */
 /* (lockfile.c and readers.c, also L1, have lockfile.h and readers.h.) */

@@ -149,10 +149,14 @@ int idl_merge(pgno_list *l, const pgno_t *src, size_t n)
     return 0;
 }
 
-void idl_store(const pgno_list l, pgno_t *dst)
+void idl_store(const pgno_list l, void *dst)
 {
+    /* dst is a record inside a leaf node: nodes sit on 2-byte boundaries, so a page
+     * whose earlier nodes have odd sizes (a file written elsewhere, or a damaged one)
+     * puts it off 8-byte alignment; each number is copied bytewise for that reason */
+    uint8_t *out = dst;
     size_t n = l[0];
-    dst[0] = n;
+    memcpy(out, &l[0], sizeof(pgno_t));
     for (size_t i = 0; i < n; i++)
-        dst[1 + i] = l[n - i];
+        memcpy(out + (1 + i) * sizeof(pgno_t), &l[n - i], sizeof(pgno_t));
 }
