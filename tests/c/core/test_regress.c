@@ -5,6 +5,7 @@
  *   test_regress WORKDIR
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,6 +280,130 @@ static void leaf2_damage(void)
     puts("LEAF2 page with inconsistent bounds: MDB_CORRUPTED");
 }
 
+/* ---- free-list records off 8-byte alignment ---- */
+static void put_range(MDB_env *env, unsigned from, unsigned to, int del)
+{
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    char kb[16], vb[100];
+    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+    CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));
+    for (unsigned i = from; i < to; i++) {
+        snprintf(kb, sizeof kb, "k%06u", i);
+        memset(vb, 'a' + i % 26, sizeof vb);
+        MDB_val k = {strlen(kb), kb}, v = {sizeof vb, vb};
+        if (del)
+            CHECK(mdb_del(txn, dbi, &k, NULL));
+        else
+            CHECK(mdb_put(txn, dbi, &k, &v, 0));
+    }
+    CHECK(mdb_txn_commit(txn));
+}
+
+static uint64_t le64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static unsigned le16(const unsigned char *p)
+{
+    return p[0] | p[1] << 8;
+}
+
+static void put16(unsigned char *p, unsigned v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
+
+/* Rebuild the free DB's root leaf (pgsz bytes at pg) with every record one byte longer:
+ * a record's length then is odd, nodes sit on 2-byte boundaries only, and the records
+ * a later commit adds to this leaf land off 8-byte alignment.  The extra byte lies past
+ * the count each record starts with, so every page number stays readable. */
+static void lengthen_free_records(unsigned char *pg, unsigned pgsz)
+{
+    unsigned n = (le16(pg + 12) - 16) / 2;
+    unsigned char *out = calloc(1, pgsz);
+    REQUIRE(out != NULL);
+    memcpy(out, pg, 16);
+    unsigned top = pgsz;
+    for (unsigned i = 0; i < n; i++) {
+        const unsigned char *nd = pg + le16(pg + 16 + 2 * i);
+        unsigned dsize = le16(nd) | le16(nd + 2) << 16, ksize = le16(nd + 6);
+        unsigned len = 8 + ksize + dsize + 1;
+        top -= len + (len & 1);
+        memcpy(out + top, nd, 8 + ksize + dsize);
+        put16(out + top, (dsize + 1) & 0xffff);
+        put16(out + top + 2, (dsize + 1) >> 16);
+        put16(out + 16 + 2 * i, top);
+    }
+    put16(out + 14, top);
+    memcpy(pg, out, pgsz);
+    free(out);
+}
+
+/* A free DB whose records have odd lengths (another writer's choice, or damage that
+ * leaves every page number readable) is used as it is: commits add records to its leaf
+ * at addresses off 8-byte alignment, and storing the page numbers there must not assume
+ * alignment (UBSan's finding in CI's fuzz smoke: a misaligned 8-byte store). */
+static void freelist_odd_records(void)
+{
+    MDB_env *env = open_env("oddfree", 1 << 24, 0, 0);
+    put_range(env, 0, 2000, 0);
+    put_range(env, 0, 600, 1);
+    put_range(env, 600, 1200, 1);
+    mdb_env_close(env);
+
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/data.mdb", dirbuf);
+    FILE *f = fopen(path, "r+b");
+    REQUIRE(f != NULL);
+    unsigned char metas[2][4096], pg[4096];
+    REQUIRE(fread(metas, 1, sizeof metas, f) == sizeof metas);
+    /* the newer meta (higher txnid at byte 144) names the free DB's root (byte 80) */
+    int m = le64(metas[1] + 144) > le64(metas[0] + 144);
+    uint64_t root = le64(metas[m] + 80);
+    REQUIRE(root > 1 && root != ~(uint64_t)0);
+    REQUIRE(fseek(f, (long)(root * 4096), SEEK_SET) == 0 && fread(pg, 1, 4096, f) == 4096);
+    REQUIRE((le16(pg + 10) & 0x02) && le16(pg + 12) > 16); /* a leaf with records */
+    lengthen_free_records(pg, 4096);
+    REQUIRE(fseek(f, (long)(root * 4096), SEEK_SET) == 0 && fwrite(pg, 1, 4096, f) == 4096);
+    fclose(f);
+
+    env = mdbtest_env(1 << 24, 0);
+    CHECK(mdb_env_open(env, dirbuf, 0, 0644));
+    for (unsigned round = 0; round < 6; round++) {
+        put_range(env, 0, 1200, 0);
+        put_range(env, 0, 1200, 1);
+    }
+    put_range(env, 0, 300, 0);
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_stat st;
+    CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+    CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));
+    CHECK(mdb_stat(txn, dbi, &st));
+    REQUIRE(st.ms_entries == 1100);
+    for (unsigned i = 0; i < 2000; i += 7) {
+        char kb[16];
+        snprintf(kb, sizeof kb, "k%06u", i);
+        MDB_val k = {strlen(kb), kb}, v;
+        int rc = mdb_get(txn, dbi, &k, &v);
+        if (i < 300 || i >= 1200) {
+            CHECK(rc);
+            REQUIRE(v.mv_size == 100 && ((char *)v.mv_data)[99] == 'a' + (char)(i % 26));
+        } else {
+            CHECK_RC(rc, MDB_NOTFOUND);
+        }
+    }
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+    puts("free DB records of odd length: 13 commits reuse its pages, every record intact");
+}
+
 /* ---- many named databases ---- */
 static double now_s(void)
 {
@@ -524,6 +649,7 @@ int main(int argc, char **argv)
     tiny_map();
     dupfixed_1byte();
     leaf2_damage();
+    freelist_odd_records();
     many_dbs();
     delete_in_order();
     puts("test_regress: PASS");
