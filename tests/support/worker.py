@@ -21,6 +21,10 @@ Commands (each prints one JSON object on stdout; exit status 0 unless it crashed
     conc-reader DIR CTRL ID       read snapshots until "done"; check every one of them
     freelist DIR SEED             the free-page reuse scenario (pinned reader, then 20,000
                                   update transactions); reports the file size over time
+    churn DIR SEED TXNS OUT       on an existing environment, TXNS write txns of puts
+                                  (values 0..70,000 bytes) and deletes in the main DB,
+                                  its named-DB records left alone; writes the main DB's
+                                  expected listing (without those records) to OUT
 """
 
 import json
@@ -448,6 +452,44 @@ def cmd_freelist(impl, d, seed, pinned_updates="1000", updates="20000"):
     )
 
 
+def cmd_churn(impl, d, seed, txns, outfile):
+    rng = random.Random(int(seed))
+    be = backend(impl, d)
+
+    def plain_items(t):
+        # the main DB also holds the named DBs' records: they are not ours to change
+        return {k: v for k, v in t.items(None) if k.decode("latin-1") not in dataset.ALL_NAMED}
+
+    t = be.begin(write=False)
+    model = plain_items(t)
+    t.abort()
+    keys = list(model)
+    for _ in range(int(txns)):
+        t = be.begin(write=True)
+        for _ in range(200):
+            if keys and rng.random() < 0.3:
+                i = rng.randrange(len(keys))
+                keys[i], keys[-1] = keys[-1], keys[i]
+                k = keys.pop()
+                if not t.delete(None, k):
+                    raise RuntimeError(f"delete of a key that should exist: {k!r}")
+                del model[k]
+                continue
+            k = b"churn%06d" % rng.randrange(5000)
+            if k not in model:
+                keys.append(k)
+            model[k] = rng.randbytes(rng.choice([0, 10, 500, 3000, 20000, 70000]))
+            t.put(None, k, model[k])
+        t.commit()
+    t = be.begin(write=False)
+    final_ok = plain_items(t) == model
+    t.abort()
+    be.close()
+    with open(outfile, "w") as f:
+        json.dump(dataset.fingerprint_pairs(sorted(model.items())), f)
+    out({"records": len(model), "final_ok": final_ok})
+
+
 COMMANDS = {
     "write-shape": cmd_write_shape,
     "read-all": cmd_read_all,
@@ -455,6 +497,7 @@ COMMANDS = {
     "conc-writer": cmd_conc_writer,
     "conc-reader": cmd_conc_reader,
     "freelist": cmd_freelist,
+    "churn": cmd_churn,
 }
 
 
