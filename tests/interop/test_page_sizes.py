@@ -13,6 +13,7 @@ other wrote, and the first reads the result.
 
 import contextlib
 import json
+import os
 import shutil
 import struct
 import subprocess
@@ -32,7 +33,7 @@ def shim(tmp_path_factory):
     cc = shutil.which("cc")
     if not cc:
         pytest.skip("no C compiler to build the page-size shim")
-    src = dataset.__file__.replace("dataset.py", "fake_pagesize.c")
+    src = os.path.join(os.path.dirname(dataset.__file__), "fake_pagesize.c")
     so = tmp_path_factory.mktemp("shim") / "fake_pagesize.so"
     subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(so), src, "-ldl"], check=True)
     return str(so)
