@@ -77,6 +77,24 @@ static void tree_label(const walk_tree *t, char *out, size_t cap)
         snprintf(out + n, cap - n, "/dup");
 }
 
+/* Doubles a report array's room (first `first` items, never past `max`); on a failed
+ * allocation the report is marked incomplete (oom) and the array is left as it was. */
+static int grow_array(checker *c, void **arr, size_t *cap, size_t item, size_t first,
+                      size_t max)
+{
+    size_t n = *cap ? *cap * 2 : first;
+    if (n > max)
+        n = max;
+    void *p = realloc(*arr, n * item);
+    if (!p) {
+        c->oom = 1;
+        return 0;
+    }
+    *arr = p;
+    *cap = n;
+    return 1;
+}
+
 __attribute__((format(printf, 5, 6))) static void add_problem(checker *c, pgno_t pgno,
                                                               const char *db, int code,
                                                               const char *fmt, ...)
@@ -85,18 +103,10 @@ __attribute__((format(printf, 5, 6))) static void add_problem(checker *c, pgno_t
     r->problems_total++;
     if (r->nproblems >= c->max_problems || c->oom)
         return;
-    if (r->nproblems == c->probcap) {
-        size_t cap = c->probcap ? c->probcap * 2 : 16;
-        if (cap > c->max_problems)
-            cap = c->max_problems;
-        mdbcore_check_problem *np = realloc(r->problems, cap * sizeof *np);
-        if (!np) {
-            c->oom = 1;
-            return;
-        }
-        r->problems = np;
-        c->probcap = cap;
-    }
+    if (r->nproblems == c->probcap &&
+        !grow_array(c, (void **)&r->problems, &c->probcap, sizeof *r->problems, 16,
+                    c->max_problems))
+        return;
     mdbcore_check_problem *p = &r->problems[r->nproblems++];
     p->pgno = pgno;
     p->code = code;
@@ -292,16 +302,9 @@ static void cb_tree_done(void *ctx, const walk_tree *t)
     }
 
     mdbcore_check_report *r = c->rep;
-    if (r->ndbs == c->dbcap) {
-        size_t cap = c->dbcap ? c->dbcap * 2 : 8;
-        mdbcore_check_db *nd = realloc(r->dbs, cap * sizeof *nd);
-        if (!nd) {
-            c->oom = 1;
-            return;
-        }
-        r->dbs = nd;
-        c->dbcap = cap;
-    }
+    if (r->ndbs == c->dbcap &&
+        !grow_array(c, (void **)&r->dbs, &c->dbcap, sizeof *r->dbs, 8, SIZE_MAX))
+        return;
     mdbcore_check_db *d = &r->dbs[r->ndbs];
     memset(d, 0, sizeof *d);
     if (t->kind == WALK_NAMED && t->name) {

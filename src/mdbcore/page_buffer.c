@@ -6,7 +6,7 @@
  * (an overflow value's), goes to env->page_cache[n] (at most PAGE_CACHE_BYTES in all) and
  * the next write txn takes it from there.  Giving them back to malloc at each commit made
  * the next txn fault every page in again: about one page fault per random put at 1,000
- * puts a txn (issue 11); for runs, malloc's trimming of its heap did the same in part.
+ * puts a txn; for runs, malloc's trimming of its heap did the same in part.
  *
  * Invariants: a cached buffer of n pages is n * psize bytes whose last word links the next
  * one of its list; the lists hold at most PAGE_CACHE_BYTES / psize pages together; under

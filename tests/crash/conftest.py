@@ -1,5 +1,5 @@
 """tests/crash: power-loss images through the fault seam, real SIGKILLs, durability modes
-and the mutation checks of issue 6.  Prints the run's counts at the end (crash points,
+and the mutation checks.  Prints the run's counts at the end (crash points,
 workloads, kills); MDB_PROPERTY_PROFILE=ci|long picks the hypothesis profile (harness.py)."""
 
 import time

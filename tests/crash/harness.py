@@ -3,7 +3,7 @@
 * Hypothesis profiles:
       ci    (default)  small example counts; the whole issue's tests in well under 5 min
       long             deep search: MDB_PROPERTY_PROFILE=long (see docs/durability.md)
-  Both save failing examples in the example database at .hypothesis/issue6 (repository
+  Both save failing examples in the example database at .hypothesis/crash (repository
   root, git-ignored), and every run replays what is stored there first.
 * COUNTS: crash points, workloads, kills, state-machine steps, ... counted by the tests
   and printed at session end by the suites' conftest.py (`print_counts`), so a run's
@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DB_DIR = os.path.join(ROOT, ".hypothesis", "issue6")
+DB_DIR = os.path.join(ROOT, ".hypothesis", "crash")
 
 PROFILE = os.environ.get("MDB_PROPERTY_PROFILE", "ci")
 LONG = PROFILE == "long"
@@ -71,7 +71,7 @@ _PRINTED = []
 def pytest_report_header(config):
     """The hypothesis profile and example database, for both suites' conftests."""
     return [
-        f"issue 6 hypothesis profile: {PROFILE} (MDB_PROPERTY_PROFILE), example database {DB_DIR}"
+        f"crash-safety hypothesis profile: {PROFILE} (MDB_PROPERTY_PROFILE), example database {DB_DIR}"
     ]
 
 
@@ -97,7 +97,7 @@ def print_counts(terminalreporter, suite, t0):
     args = [a for a in terminalreporter.config.args if not a.startswith("-")]
     suite = " ".join(args) or suite
     tr = terminalreporter
-    tr.write_sep("=", f"issue 6 counts ({suite}, profile {PROFILE})")
+    tr.write_sep("=", f"crash-safety counts ({suite}, profile {PROFILE})")
     for k in sorted(COUNTS):
         tr.write_line(f"  {k:<34} {COUNTS[k]:>10,}")
     tr.write_line(f"  {'elapsed seconds':<34} {time.time() - t0:>10.1f}")

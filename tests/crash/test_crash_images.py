@@ -1,4 +1,4 @@
-"""Simulated power loss at every point of a workload's write/sync log (issue 6).
+"""Simulated power loss at every point of a workload's write/sync log.
 
 Builds on tests/c/unit/test_check_engine.c (which does one commit, every prefix, as a C
 unit test): here hypothesis chooses whole workloads -- several txns over several DBs, big

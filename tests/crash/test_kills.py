@@ -1,4 +1,4 @@
-"""Real process kills (issue 6): a writer process committing txns is SIGKILLed at random
+"""Real process kills: a writer process committing txns is SIGKILLed at random
 moments -- after a random number of commits plus a random delay, or exactly inside a commit
 (fault seam kill rules: before/after the n-th page write, data sync or meta write) -- while
 other processes hold reader slots, some of which are killed too.  The same environment

@@ -1,4 +1,4 @@
-"""Mutation checks of the crash tests (issue 6): with the commit order deliberately broken,
+"""Mutation checks of the crash tests: with the commit order deliberately broken,
 the crash-image property MUST fail.  These tests pass when the break IS detected.
 
 Break 1, "meta before data": the fault seam's "skip" action turns every data fdatasync into

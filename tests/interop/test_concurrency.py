@@ -1,4 +1,4 @@
-"""Concurrency across processes and implementations (issue 2, b).
+"""Concurrency across processes and implementations.
 
 One environment; one writer process; three reader processes on the library under test and
 one reader process on real LMDB (the `lmdb` wheel), all running at the same time.

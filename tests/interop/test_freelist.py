@@ -1,4 +1,4 @@
-"""Free-page reuse (issue 2, c).
+"""Free-page reuse.
 
 In one process of the library under test: load 2,000 keys; begin a read transaction that
 pins that snapshot; commit 1,000 update transactions (10 puts each, values 0..2,500 bytes)

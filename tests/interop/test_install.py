@@ -1,5 +1,5 @@
 """`make install` as a C programmer meets it: install into a prefix, build programs with
-pkg-config against it, and check they run on our engine (issue 14, part 6).
+pkg-config against it, and check they run on our engine.
 
 Not the Python package: these tests need only the C library (`make lib`) and cc."""
 

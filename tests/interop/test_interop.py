@@ -1,9 +1,9 @@
-"""Interop (issue 2, a): files written by the library under test are LMDB files, and
+"""Interop: files written by the library under test are LMDB files, and
 files written by real LMDB read back identically through the library under test.
 
 The content is dataset.expected(seed, shape):
   shape "base"     the main DB and 4 named DBs (plain, INTEGERKEY, REVERSEKEY, big values),
-                   21,000+ keys, values 0 bytes .. 4 MiB -- what issue 2 asks for;
+                   21,000+ keys, values 0 bytes .. 4 MiB -- the interop shape;
   shape "dupsort"  the same plus a DUPSORT DB (sub-pages and sub-databases), kept as a
                    separate case so that DUPSORT support is reported on its own.
 The expected key order comes from our own model of the comparators (dataset.ordered), not
@@ -66,7 +66,7 @@ def check_listing(got, shape):
 
 
 def test_shape_is_big_enough():
-    """The base shape is what issue 2 asks for: 20,000+ keys, values up to 4 MiB."""
+    """The base shape: 20,000+ keys, values up to 4 MiB."""
     content = dataset.expected(SEED, "base")
     assert sum(len(c) for c in content.values()) >= 20000
     assert len(dataset.SHAPES["base"]) == 4

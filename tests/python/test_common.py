@@ -1,4 +1,4 @@
-"""mdb._common: the cold code both backends share (issue 14 part 5).
+"""mdb._common: the cold code both backends share.
 
 Both backends build their flags/stat/info/readers dicts, map Environment()'s keywords to
 open flags, check their arguments and find the map through mdb._common; these tests pin

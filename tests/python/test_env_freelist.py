@@ -1,4 +1,4 @@
-"""Environment.freelist() (mdbcore_freelist_env, issue 14 part 3) on both backends.
+"""Environment.freelist() (mdbcore_freelist_env) on both backends.
 
 The oracle is Debian's LMDB: its mdb_stat -fff prints the same free list (record header,
 per-transaction page counts, the pages as runs), read by LMDB's own code. Files written

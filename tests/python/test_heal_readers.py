@@ -1,4 +1,4 @@
-"""Readers that heal (issue 13 part 2), on both backends.
+"""Readers that heal, on both backends.
 
 A reader process SIGKILLed while it holds a snapshot must not pin freed pages: the next
 writers find its slot dead and clear it themselves (no reader_check call), so data.mdb

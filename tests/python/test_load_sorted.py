@@ -1,4 +1,4 @@
-"""Transaction.load_sorted: bulk loading an empty database (issue 13 part 3), both backends.
+"""Transaction.load_sorted: bulk loading an empty database, both backends.
 
 The database built bottom-up must hold exactly what a put loop stores, pass the structural
 checker, read back identically through Debian's real mdb_dump, and use no more pages than

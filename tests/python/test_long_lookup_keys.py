@@ -1,4 +1,4 @@
-"""Lookups with keys longer than a key can be are misses, as in py-lmdb (issue 12).
+"""Lookups with keys longer than a key can be are misses, as in py-lmdb.
 
 A stored key is at most max_key_size() bytes, so txn.get(b"z" * 600) is None,
 txn.delete(...) is False, cursor.set_key(...) is False, and set_range(...) finds the

@@ -1,7 +1,7 @@
 """A cursor of a write transaction keeps working while a child transaction of it runs, as
 in LMDB and py-lmdb: it reads the child's writes, and the child's end puts it back (abort)
 or leaves it where the child left it (commit).  Each case runs on py-lmdb 3.0 and on mdb,
-and the answers must be the same (found by the API differential fuzzer, issue 12)."""
+and the answers must be the same (found by the API differential fuzzer)."""
 
 from __future__ import annotations
 

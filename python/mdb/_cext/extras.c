@@ -1,7 +1,7 @@
 /*
  * extras.c -- Environment features beyond LMDB that need the mdb core (mdbcore.h):
  * the reader table with each slot's snapshot age and held-back pages, and bulk loading
- * (Transaction.load_sorted) (issue 13).
+ * (Transaction.load_sorted).
  * Built only when CMake links our core (MDB_ENGINE_CORE + MDB_HAVE_MDBCORE_H); with the
  * system liblmdb env.c reports these as unavailable.
  */

@@ -326,7 +326,7 @@ static PyObject *txn_putmulti(TxnObject *self, FASTARGS)
                            db ? PyTuple_Pack(4, a[0] ? a[0] : Py_None, a[1], a[2], a[3]) : NULL);
 }
 
-/* Beyond py-lmdb (issue 13): build an empty database from sorted records (extras.c). */
+/* Beyond py-lmdb: build an empty database from sorted records (extras.c). */
 static PyObject *txn_load_sorted(TxnObject *self, FASTARGS)
 {
     static const char *const names[] = {"iterable", "db", NULL};

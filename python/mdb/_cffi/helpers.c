@@ -535,7 +535,7 @@ void mdbpy_freelist_free(void *fp)
     }
 }
 
-/* Reader table with ages (issue 13): 5 numbers per slot in use into vals[5 * max]:
+/* Reader table with ages (mdbcore_reader_info): 5 numbers per slot in use into vals[5 * max]:
  * pid, thread, txnid (2^64-1 when idle), age, pages held (2^64-1: unknown).  *count =
  * slots in use.  flags: MDBCORE_RINFO_*. */
 int mdbpy_reader_info(MDB_env *env, unsigned long long *vals, size_t max, size_t *count,

@@ -169,7 +169,7 @@ void mdbpy_freelist_record(void *fp, size_t i, unsigned long long *txnid, size_t
                            const unsigned long long **pages);
 void mdbpy_freelist_bad(void *fp, unsigned long long *pgno, const char **msg);
 void mdbpy_freelist_free(void *fp);
-/* Issue 13 extras (our core only). */
+/* Extras beyond LMDB's API (our core only: mdbcore.h). */
 int mdbpy_reader_info(MDB_env *env, unsigned long long *vals, size_t max, size_t *count,
                       unsigned flags);
 /* Transaction.load_sorted: records come in chunks -- `data` holds key and value bytes back

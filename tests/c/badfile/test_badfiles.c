@@ -1,6 +1,6 @@
 /*
  * test_badfiles.c -- damaged data files must give an error code (or a clean success),
- * never a crash, a sanitizer report or a hang.  (Issue 2, "What it must show" d.)
+ * never a crash, a sanitizer report or a hang.
  *
  * What it does
  *   1. Writes a valid environment with the library under test: the main DB with plain

@@ -1,5 +1,5 @@
 /*
- * test_heal_readers.c -- readers that heal (issue 13 part 2).  A reader process that is
+ * test_heal_readers.c -- readers that heal.  A reader process that is
  * SIGKILLed while it holds a snapshot must not make data.mdb grow without bound: the
  * writer itself finds the dead slot and clears it, with no mdb_reader_check call.  The
  * same run with healing switched off (MDBCORE_MUT_NO_HEAL) must grow past 2x, so the
