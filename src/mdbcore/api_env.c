@@ -178,6 +178,11 @@ size_t mdbcore_env_get_maxsize(MDB_env *env)
     return env ? env->maxsize : 0;
 }
 
+void *mdbcore_env_get_mapaddr(MDB_env *env)
+{
+    return env ? env->map : NULL;
+}
+
 size_t mdbcore_env_get_mapspan(MDB_env *env)
 {
     return env && env->map ? env->map_span : 0;

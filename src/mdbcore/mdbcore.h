@@ -317,11 +317,13 @@ uint64_t mdbcore_env_spilled_pages(MDB_env *env);
  *    (FIXEDMAP: only as far as its reservation, then MDB_MAP_RESIZED as in LMDB).  Real
  *    LMDB processes see the enlarged map as LMDB does (MDB_MAP_RESIZED, then
  *    mdb_env_set_mapsize(env, 0)).  mdb_env_info reports the current size.
- *    mdbcore_env_get_mapspan: the bytes of address space reserved from the map's start
- *    (>= the map size; 0 before open).
+ *    mdbcore_env_get_mapaddr / get_mapspan: where the map starts now, and the bytes of
+ *    address space reserved from there (>= the map size); NULL and 0 before open.  Both
+ *    change only when the map moves (past its reservation, or mdb_env_set_mapsize).
  * ==================================================================================== */
 int mdbcore_env_set_maxsize(MDB_env *env, size_t bytes);
 size_t mdbcore_env_get_maxsize(MDB_env *env);
+void *mdbcore_env_get_mapaddr(MDB_env *env);
 size_t mdbcore_env_get_mapspan(MDB_env *env);
 /* Test knob: the address space to reserve at open (and at each move), instead of the
  *    default policy (16 times the map, 256 GiB to 16 TiB); set before mdb_env_open, else
