@@ -14,7 +14,6 @@ of a txn kept open keep their bytes, and one from a txn that ended can still be 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
