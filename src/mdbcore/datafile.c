@@ -17,8 +17,8 @@
  * Invariants: map_span >= mapsize; [map, map + mapsize) is the file, the rest of the span
  * inaccessible; every retired map still maps the file over at least the size it had.
  * map and maxpg change only under map_mutex (or with no txn live, mdb_env_set_mapsize);
- * map is stored before maxpg, with release order, and read after it (env_map_maxpg in
- * core.h), so a thread that sees a maxpg sees a map at least that large.
+ * map is stored before maxpg, with release order, and read after it (env_maxpg, then
+ * env_map, in core.h), so a thread that sees a maxpg sees a map at least that large.
  */
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -106,7 +106,7 @@ static int map_new(MDB_env *env, void *addr, size_t size, uint8_t **out, size_t 
 }
 
 /* Publish a map: the base before the size, so that a reader seeing the size sees a base
- * that covers it (env_map_maxpg). */
+ * that covers it (env_maxpg, then env_map). */
 static void publish(MDB_env *env, uint8_t *map, size_t span, size_t size)
 {
     __atomic_store_n(&env->map, map, __ATOMIC_RELEASE);
