@@ -18,8 +18,12 @@
  *           never moves) wins, so it gets MDB_MAP_RESIZED and calls
  *           mdb_env_set_mapsize(env, 0) (which needs no txn live in the process).
  * Every reader's last snapshot, taken after the writer finished, sees the 512 MiB map.
+ * Then, in one reader whose mmap fails (the fault seam: no address space), a snapshot that
+ * still fits the map it has is read there; one that does not gets ENOMEM, not a crash;
+ * and the first txn begin after mmap works again follows.
  *   test_follow_map [PATH-TO-lmdb_grower]   (default build/extras/lmdb_grower)
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,6 +314,74 @@ static void run(const char *writer, const char *grower)
     }
 }
 
+/* A writer of ours in a child process: txns first..last, the map set to `mapsize` first
+ * (0: the size the file says). */
+static void write_in_child(unsigned long first, unsigned long last, size_t mapsize)
+{
+    fflush(stdout);
+    pid_t w = fork();
+    if (w == 0) {
+        mdbcore_fault_reset(); /* the parent's failing mmap is not the writer's */
+        MDB_env *we;
+        CHECK(mdb_env_create(&we));
+        CHECK(mdb_env_open(we, dir, MDB_NOSYNC, 0644));
+        if (mapsize)
+            CHECK(mdb_env_set_mapsize(we, mapsize));
+        for (unsigned long t = first; t <= last; t++) {
+            MDB_txn *txn;
+            CHECK(mdb_txn_begin(we, NULL, 0, &txn));
+            CHECK(put_batch(t, put_ours, txn));
+            CHECK(mdb_txn_commit(txn));
+        }
+        mdb_env_close(we);
+        _exit(0);
+    }
+    int st;
+    if (waitpid(w, &st, 0) != w || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        FAIL("writer child failed (status %#x)", st);
+}
+
+static size_t map_size(MDB_env *env)
+{
+    MDB_envinfo info;
+    CHECK(mdb_env_info(env, &info));
+    return info.me_mapsize;
+}
+
+static void cannot_follow(void)
+{
+    mdbtest_unlink_env(dir);
+    mkdir(dir, 0755);
+    MDB_env *env;
+    CHECK(mdb_env_create(&env));
+    CHECK(mdb_env_set_mapsize(env, 8 * MIB));
+    CHECK(mdb_env_open(env, dir, MDB_NOSYNC, 0644));
+    mdb_env_close(env);
+    write_in_child(0, 0, 0);
+    CHECK(mdb_env_create(&env));
+    CHECK(mdbcore_env_set_reserve(env, 1)); /* following needs a new mapping */
+    CHECK(mdb_env_open(env, dir, MDB_RDONLY, 0644));
+    reader_state rs = {env, R_PLAIN, MDBTEST_XORSHIFT_SEED, 0, 0, 0};
+    CHECK(snapshot(&rs));
+    write_in_child(1, 1, 32 * MIB); /* the map says 32 MiB, the data still fits 8 */
+    CHECK(mdbcore_fault_fail_from(MDBCORE_FAULT_MMAP, 1, ENOMEM));
+    CHECK(snapshot(&rs));
+    if (map_size(env) != 8 * MIB || rs.snaps != 2)
+        FAIL("with mmap failing, a snapshot that fits was not read in the old map");
+    write_in_child(2, 21, 0); /* 20 MiB more: past the 8 MiB map */
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+    if (rc != ENOMEM)
+        FAIL("a snapshot past a map that cannot follow: %s, want ENOMEM", mdb_strerror(rc));
+    mdbcore_fault_reset();
+    CHECK(snapshot(&rs));
+    if (map_size(env) != 32 * MIB || rs.snaps != 3)
+        FAIL("mmap works again, but the map did not follow (%zu)", map_size(env));
+    mdb_env_close(env);
+    printf("mmap failing: a snapshot that fits read in the old map, one past it ENOMEM, "
+           "then followed to 32 MiB\n");
+}
+
 int main(int argc, char **argv)
 {
     const char *tmp = getenv("TMPDIR");
@@ -324,6 +396,8 @@ int main(int argc, char **argv)
         run("real LMDB", grower);
     else
         FAIL("no %s (make builds it)", grower);
+    if (mdbcore_env_set_reserve)
+        cannot_follow();
     printf("test_follow_map: ok\n");
     return 0;
 }
