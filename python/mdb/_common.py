@@ -333,15 +333,14 @@ CHECK_NUMS = (
 # -- where the data file is mapped
 
 
-def map_range(fd: int, bound: int = 0) -> tuple[int, int]:
+def map_range(fd: int) -> tuple[int, int]:
     """Address range [lo, hi) where the data file ``fd`` is mapped; (0, 0) if unknown.
 
-    The engine does not report its map address (me_mapaddr is only set with
-    MDB_FIXEDMAP), so the mappings of the file's inode are looked up in
-    /proc/self/maps: the one at file offset 0, and those continuing it.  A map that
-    grows (``bound``: the mdb core's max_map_size, 0 if none) keeps the address space
-    of its bound, so all of it counts.  buffers=True values outside the range are
-    returned as copies, so (0, 0) (no /proc) is safe, only slower.
+    For the system liblmdb, which does not report its map address (me_mapaddr is only
+    set with MDB_FIXEDMAP; the mdb core has mdbcore_env_get_mapaddr), the mappings of
+    the file's inode are looked up in /proc/self/maps: the one at file offset 0, and
+    those continuing it.  buffers=True values outside the range are returned as
+    copies, so (0, 0) (no /proc) is safe, only slower.
     """
     try:
         st = os.fstat(fd)
@@ -361,6 +360,4 @@ def map_range(fd: int, bound: int = 0) -> tuple[int, int]:
                     hi = b
     except (OSError, ValueError):
         return 0, 0
-    if lo and bound and lo + bound > hi:
-        hi = lo + (bound + 4095) // 4096 * 4096
     return lo, hi

@@ -178,6 +178,24 @@ size_t mdbcore_env_get_maxsize(MDB_env *env)
     return env ? env->maxsize : 0;
 }
 
+void *mdbcore_env_get_mapaddr(MDB_env *env)
+{
+    return env ? env->map : NULL;
+}
+
+size_t mdbcore_env_get_mapspan(MDB_env *env)
+{
+    return env && env->map ? env->map_span : 0;
+}
+
+int mdbcore_env_set_reserve(MDB_env *env, size_t bytes)
+{
+    if (!env || env->map)
+        return EINVAL;
+    env->reserve = bytes;
+    return 0;
+}
+
 int mdb_env_set_maxreaders(MDB_env *env, unsigned int readers)
 {
     if (!env || readers == 0 || env->map)

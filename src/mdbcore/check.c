@@ -544,8 +544,8 @@ static int snapshot_of_txn(MDB_txn *txn, mdbcore_snapshot *in)
         ((txn->dirty && txn->dirty[0].pgno) || (txn->flags & TXN_DIRTY)))
         return MDB_BAD_TXN;
     MDB_env *env = txn->env;
-    in->map = env->map;
-    in->map_len = env->mapsize;
+    in->map_len = __atomic_load_n(&env->mapsize, __ATOMIC_ACQUIRE);
+    in->map = __atomic_load_n(&env->map, __ATOMIC_RELAXED); /* after the size: it covers that */
     off_t fsz = 0;
     if (env->data_fd >= 0 && os_current->fsize(env->data_fd, &fsz) == 0)
         in->file_size = (uint64_t)fsz;

@@ -251,7 +251,7 @@ int env_copyfd(MDB_env *env, int fd, unsigned flags)
     }
     rc = txn_begin(env, NULL, MDB_RDONLY, &txn);
     if (!rc)
-        memcpy(metas, env->map, psize * 2);
+        memcpy(metas, env_map(env), psize * 2);
     env_writer_unlock(env);
     if (rc) {
         free(metas);
@@ -267,7 +267,7 @@ int env_copyfd(MDB_env *env, int fd, unsigned flags)
             end = fsz;
         for (size_t off = psize * 2; off < end && !rc;) {
             size_t chunk = end - off < (1u << 20) ? end - off : (1u << 20);
-            rc = write_all(fd, env->map + off, chunk);
+            rc = write_all(fd, env_map(env) + off, chunk);
             off += chunk;
         }
     }

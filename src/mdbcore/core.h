@@ -92,11 +92,27 @@ int meta_write(MDB_env *env, MDB_txn *txn);
 int datafile_map(MDB_env *env, void *addr);
 void datafile_unmap(MDB_env *env);
 int datafile_refresh_size(MDB_env *env);
-/* Map more of the file in place, up to `size` bytes (capped by the reservation); safe
- * with readers running in other threads.  0, or an OS error. */
+/* Map at least `size` bytes of the file (a size another process wrote into the meta, or
+ * the writer's own growth): in place within the reservation, else in a new one, the old
+ * map kept until close (FIXEDMAP: only as far as the reservation goes).  Safe with txns
+ * running in other threads.  0, or an OS error. */
 int datafile_grow(MDB_env *env, size_t size);
-/* Grow so that `pages` pages fit (doubling, capped by the reservation): 0 or MDB_MAP_FULL. */
+/* mdb_env_set_mapsize with the map open and no txn live: grow or shrink to `size`. */
+int datafile_resize(MDB_env *env, size_t size);
+/* Grow so that `pages` pages fit (doubling, capped by the bound of
+ * mdbcore_env_set_maxsize): 0 or MDB_MAP_FULL. */
 int datafile_grow_for(MDB_env *env, pgno_t pages);
+/* The map's size in pages and its base, read in this order: datafile.c publishes the base
+ * first, so the base read after a size covers at least that size, even while another
+ * thread grows or moves the map. */
+static inline pgno_t env_maxpg(const MDB_env *env)
+{
+    return __atomic_load_n(&env->maxpg, __ATOMIC_ACQUIRE);
+}
+static inline uint8_t *env_map(const MDB_env *env)
+{
+    return __atomic_load_n(&env->map, __ATOMIC_RELAXED);
+}
 int datafile_sync(MDB_env *env, int force);
 
 /* ============================== L2: page and node ================================== */

@@ -126,7 +126,7 @@ int node_read(MDB_cursor *mc, node_header *n, MDB_val *data)
     if (npages == 0 || npages * env->psize - PAGEHDRSZ < ds)
         return CORRUPT_AT(pg);
     if (!(op->flags & P_DIRTY)) {
-        if (pg + npages > txn->next_pgno || pg + npages > env->maxpg)
+        if (pg + npages > txn->next_pgno || pg + npages > env_maxpg(env))
             return CORRUPT_AT(pg);
         if (pg + npages > env->file_pages) {
             datafile_refresh_size(env);

@@ -1,16 +1,26 @@
 /*
  * datafile.c -- the data file's memory map (layer L1): map and unmap (read-only, or
- * writable under WRITEMAP), growing the map in place, the cached file length used to
- * reject pages past EOF, and syncing.  The engine never writes through a read-only map;
- * pages reach the file with pwrite(v) through os_current.
+ * writable under WRITEMAP), following a map grown by another process, growing the map
+ * in place, the cached file length used to reject pages past EOF, and syncing.  The
+ * engine never writes through a read-only map; pages reach the file with pwrite(v)
+ * through os_current.
  *
- * A growing map (env->maxsize above mapsize) reserves the address space of the upper bound
- * at map time (an inaccessible anonymous mapping) and maps the file over its start.
- * Growing maps the next part of the file over the reservation right after the mapped
- * part: pages already mapped keep their address, so pointers held by readers stay valid.
- * Invariant: map_span >= mapsize; [map, map + mapsize) is the file, the rest of the span
- * inaccessible.
+ * Every map reserves address space past its end at open (an inaccessible anonymous
+ * mapping, span_for's policy, or the bound of mdbcore_env_set_maxsize) and maps the file
+ * over its start.  Growing maps the next part of the file over the reservation, right
+ * after the mapped part: pages already mapped keep their address, so pointers held by
+ * txns in other threads stay valid.  A size past the reservation moves the map to a new,
+ * larger reservation; the old one is kept, still mapping the file, until the environment
+ * closes ("retired"), so a pointer into it stays valid and reads what the file holds.
+ * Under FIXEDMAP the map never moves: it grows as far as its reservation goes.
+ *
+ * Invariants: map_span >= mapsize; [map, map + mapsize) is the file, the rest of the span
+ * inaccessible; every retired map still maps the file over at least the size it had.
+ * map and maxpg change only under map_mutex (or with no txn live, mdb_env_set_mapsize);
+ * map is stored before maxpg, with release order, and read after it (env_maxpg, then
+ * env_map, in core.h), so a thread that sees a maxpg sees a map at least that large.
  */
+#include <stdlib.h>
 #include <sys/mman.h>
 
 #include "core.h"
@@ -24,44 +34,98 @@ static int map_prot(const MDB_env *env)
     return prot;
 }
 
-int datafile_map(MDB_env *env, void *addr)
+/* The reservation a map of `size` bytes gets when nothing else is asked for: sixteen
+ * times the map, at least 256 GiB, at most 16 TiB (a process has 128 TiB of address
+ * space; the reservation costs address space only, no memory and no disk). */
+#define RESERVE_FLOOR ((size_t)256 << 30)
+#define RESERVE_CAP ((size_t)16 << 40)
+
+static size_t round_os(const MDB_env *env, size_t v)
+{
+    return (v + env->os_psize - 1) / env->os_psize * env->os_psize;
+}
+
+static size_t span_for(const MDB_env *env, size_t size)
+{
+    size_t span;
+    if (env->reserve) {
+        span = env->reserve;
+    } else {
+        span = size > RESERVE_CAP / 16 ? RESERVE_CAP : size * 16;
+        if (span < RESERVE_FLOOR)
+            span = RESERVE_FLOOR;
+    }
+    if (span < env->maxsize)
+        span = env->maxsize;
+    if (span < size)
+        span = size;
+    return round_os(env, span);
+}
+
+/* Map the file's first `size` bytes at the start of a new reservation (at `addr`, or
+ * anywhere).  When the address space is short (RLIMIT_AS, many environments, or `addr`
+ * taken further on) the reservation halves until it fits, down to a plain map. */
+static int map_new(MDB_env *env, void *addr, size_t size, uint8_t **out, size_t *span_out)
 {
     int prot = map_prot(env);
-    size_t span = env->mapsize;
-    if (env->maxsize > span)
-        span = (env->maxsize + env->os_psize - 1) / env->os_psize * env->os_psize;
+    size_t span = span_for(env, size);
     void *p;
     int rc;
-    if (span > env->mapsize) {
-        /* reserve the upper bound, then put the file over its start */
+    while (span > size) {
         rc = os_current->mmap(addr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                               -1, 0, &p);
-        if (rc)
-            return rc;
-        if (addr && p != addr) {
+        if (!rc && addr && p != addr) {
             os_current->munmap(p, span);
-            return EBUSY;
+            rc = EBUSY;
         }
-        void *f;
-        rc = os_current->mmap(p, env->mapsize, prot, MAP_SHARED | MAP_FIXED, env->data_fd, 0, &f);
-        if (rc) {
-            os_current->munmap(p, span);
-            return rc;
+        if (!rc) {
+            void *f;
+            rc = os_current->mmap(p, size, prot, MAP_SHARED | MAP_FIXED, env->data_fd, 0, &f);
+            if (rc) {
+                os_current->munmap(p, span);
+                return rc;
+            }
+            *out = p;
+            *span_out = span;
+            return 0;
         }
-    } else {
-        rc = os_current->mmap(addr, env->mapsize, prot, MAP_SHARED, env->data_fd, 0, &p);
-        if (rc)
-            return rc;
-        if (addr && p != addr) {
-            os_current->munmap(p, env->mapsize);
-            return EBUSY; /* FIXEDMAP could not get its address */
-        }
+        span = round_os(env, span / 2);
+        if (span < size)
+            span = size;
     }
+    rc = os_current->mmap(addr, size, prot, MAP_SHARED, env->data_fd, 0, &p);
+    if (rc)
+        return rc;
+    if (addr && p != addr) {
+        os_current->munmap(p, size);
+        return EBUSY; /* FIXEDMAP could not get its address */
+    }
+    *out = p;
+    *span_out = size;
+    return 0;
+}
+
+/* Publish a map: the base before the size, so that a reader seeing the size sees a base
+ * that covers it (env_maxpg, then env_map). */
+static void publish(MDB_env *env, uint8_t *map, size_t span, size_t size)
+{
+    __atomic_store_n(&env->map, map, __ATOMIC_RELEASE);
     env->map_span = span;
-    env->map = p;
-    env->maxpg = env->mapsize / env->psize;
-    env->metas[0] = (meta_record *)(env->map + PAGEHDRSZ);
-    env->metas[1] = (meta_record *)(env->map + env->psize + PAGEHDRSZ);
+    __atomic_store_n(&env->metas[0], (meta_record *)(map + PAGEHDRSZ), __ATOMIC_RELAXED);
+    __atomic_store_n(&env->metas[1], (meta_record *)(map + env->psize + PAGEHDRSZ),
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&env->maxpg, (pgno_t)(size / env->psize), __ATOMIC_RELEASE);
+    __atomic_store_n(&env->mapsize, size, __ATOMIC_RELEASE);
+}
+
+int datafile_map(MDB_env *env, void *addr)
+{
+    uint8_t *p;
+    size_t span;
+    int rc = map_new(env, addr, env->mapsize, &p, &span);
+    if (rc)
+        return rc;
+    publish(env, p, span, env->mapsize);
     if (env->flags & MDB_NORDAHEAD)
         os_current->madvise(p, env->mapsize, MADV_RANDOM);
     return datafile_refresh_size(env);
@@ -74,50 +138,113 @@ void datafile_unmap(MDB_env *env)
         env->map = NULL;
         env->map_span = 0;
     }
+    for (size_t i = 0; i < env->nretired; i++)
+        os_current->munmap(env->retired[i].map, env->retired[i].span);
+    free(env->retired);
+    env->retired = NULL;
+    env->nretired = 0;
+}
+
+/* Move the map to a new reservation that holds `size` bytes; the old map stays as it is
+ * (retired) until the environment closes.  Under map_mutex. */
+static int relocate(MDB_env *env, size_t size)
+{
+    retired_map *r = realloc(env->retired, (env->nretired + 1) * sizeof(*r));
+    if (!r)
+        return ENOMEM;
+    env->retired = r;
+    uint8_t *p;
+    size_t span;
+    int rc = map_new(env, NULL, size, &p, &span);
+    if (rc)
+        return rc;
+    r[env->nretired].map = env->map;
+    r[env->nretired].span = env->map_span > env->mapsize ? env->map_span : env->mapsize;
+    env->nretired++;
+    if (env->flags & MDB_NORDAHEAD)
+        os_current->madvise(p, size, MADV_RANDOM);
+    publish(env, p, span, size);
+    return 0;
+}
+
+/* Under map_mutex: the map becomes `size` bytes (rounded to OS pages), in place when the
+ * reservation holds it, else moved (never under FIXEDMAP: there it stops at the
+ * reservation's end).  `shrink`: a smaller size unmaps the tail (mdb_env_set_mapsize). */
+static int resize_locked(MDB_env *env, size_t size, int shrink)
+{
+    size = round_os(env, size);
+    size_t old = env->mapsize;
+    if (size == old || (size < old && !shrink))
+        return 0;
+    if (size > env->map_span && (env->flags & MDB_FIXEDMAP)) {
+        size = env->map_span;
+        if (size <= old)
+            return 0;
+    }
+    int rc;
+    if (size > old && (env->flags & (MDB_WRITEMAP | MDB_RDONLY)) == MDB_WRITEMAP) {
+        /* the file must cover what a writable map may touch */
+        off_t sz;
+        if ((rc = os_current->fsize(env->data_fd, &sz)) != 0)
+            return rc;
+        if ((size_t)sz < size && (rc = os_current->ftruncate(env->data_fd, (off_t)size)) != 0)
+            return rc;
+    }
+    if (size > env->map_span) {
+        if ((rc = relocate(env, size)) != 0)
+            return rc;
+        return datafile_refresh_size(env);
+    }
+    void *p;
+    if (size > old) {
+        rc = os_current->mmap(env->map + old, size - old, map_prot(env), MAP_SHARED | MAP_FIXED,
+                              env->data_fd, (off_t)old, &p);
+        if (rc)
+            return rc;
+        if (env->flags & MDB_NORDAHEAD)
+            os_current->madvise(p, size - old, MADV_RANDOM);
+        publish(env, env->map, env->map_span, size);
+    } else {
+        /* no txn is live (mdb_env_set_mapsize's contract): the tail goes back to the
+         * reservation; the size first, so nothing reads there meanwhile */
+        publish(env, env->map, env->map_span, size);
+        rc = os_current->mmap(env->map + size, old - size, PROT_NONE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0, &p);
+        if (rc)
+            return rc;
+    }
+    return datafile_refresh_size(env);
 }
 
 int datafile_grow(MDB_env *env, size_t size)
 {
     pthread_mutex_lock(&env->map_mutex);
-    int rc = 0;
-    size = (size + env->os_psize - 1) / env->os_psize * env->os_psize;
-    if (size > env->map_span)
-        size = env->map_span;
-    size_t old = env->mapsize;
-    if (size <= old)
-        goto done; /* another thread got there first, or no room left */
-    if ((env->flags & (MDB_WRITEMAP | MDB_RDONLY)) == MDB_WRITEMAP) {
-        /* the file must cover what a writable map may touch */
-        off_t sz;
-        if ((rc = os_current->fsize(env->data_fd, &sz)) != 0)
-            goto done;
-        if ((size_t)sz < size && (rc = os_current->ftruncate(env->data_fd, (off_t)size)) != 0)
-            goto done;
-    }
-    void *p;
-    rc = os_current->mmap(env->map + old, size - old, map_prot(env), MAP_SHARED | MAP_FIXED,
-                          env->data_fd, (off_t)old, &p);
-    if (rc)
-        goto done;
-    if (env->flags & MDB_NORDAHEAD)
-        os_current->madvise(p, size - old, MADV_RANDOM);
-    env->maxpg = size / env->psize;
-    env->mapsize = size;
-    rc = datafile_refresh_size(env);
-done:
+    int rc = resize_locked(env, size, 0);
+    pthread_mutex_unlock(&env->map_mutex);
+    return rc;
+}
+
+int datafile_resize(MDB_env *env, size_t size)
+{
+    pthread_mutex_lock(&env->map_mutex);
+    int rc = resize_locked(env, size, 1);
     pthread_mutex_unlock(&env->map_mutex);
     return rc;
 }
 
 int datafile_grow_for(MDB_env *env, pgno_t pages)
 {
+    /* only a map with a bound grows by itself; the others are full, as in LMDB */
     size_t want = (size_t)pages * env->psize;
-    if (env->map_span <= env->mapsize || want > env->map_span)
+    size_t bound = round_os(env, env->maxsize);
+    if (bound <= env->mapsize || want > bound)
         return MDB_MAP_FULL;
     /* double, so that n growths cover 2^n times the first map; never past the bound */
     size_t size = env->mapsize * 2;
     if (size < want)
         size = want;
+    if (size > bound)
+        size = bound;
     int rc = datafile_grow(env, size);
     if (rc)
         return rc;

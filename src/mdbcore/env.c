@@ -235,6 +235,9 @@ int env_set_mapsize(MDB_env *env, size_t size)
     if (size < minsize)
         size = minsize;
     size = round_up(size, env->os_psize);
+    if (size <= env->map_span || !(env->flags & MDB_FIXEDMAP))
+        return datafile_resize(env, size); /* in place within the reservation, else moved */
+    /* FIXEDMAP past its reservation: map again, at the same address if it is free */
     void *old = env->map;
     datafile_unmap(env);
     env->mapsize = size;
@@ -246,7 +249,7 @@ int env_set_mapsize(MDB_env *env, size_t size)
         if (rc)
             return rc;
     }
-    int rc = datafile_map(env, (env->flags & MDB_FIXEDMAP) ? old : NULL);
+    int rc = datafile_map(env, old);
     if (rc == EBUSY)
         rc = datafile_map(env, NULL);
     return rc;

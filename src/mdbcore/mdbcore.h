@@ -306,16 +306,29 @@ uint64_t mdbcore_env_spilled_pages(MDB_env *env);
 /* ====================================================================================
  * 4b. A map that grows by itself (datafile.c).  Set before mdb_env_open: the upper bound
  *    of the map, in bytes (0, the default, turns it off; at most 64 TiB, else EINVAL;
- *    EINVAL after open).  The environment then reserves that much address space at open
- *    and maps the file at its start.  When a write txn needs a page past the map, the
- *    map doubles in place (never past the bound) instead of failing with MDB_MAP_FULL;
- *    the new size goes into the meta page at commit.  Other processes whose environment
- *    has a bound follow at their next txn begin, within their own bound; the others (and
- *    real LMDB) see the enlarged map as LMDB does: MDB_MAP_RESIZED once the data passes
- *    their map, then mdb_env_set_mapsize(env, 0).  mdb_env_info reports the current size.
+ *    EINVAL after open).  The environment then reserves at least that much address
+ *    space at open and maps the file at its start.  When a write txn needs a page past
+ *    the map, the map doubles in place (never past the bound) instead of failing with
+ *    MDB_MAP_FULL; the new size goes into the meta page at commit.
+ *    Every environment of ours, bound or not, follows a map another process grew (ours,
+ *    or real LMDB's mdb_env_set_mapsize) at its next txn begin, with no error and no
+ *    call: in place within the address space reserved at open, else in a new
+ *    reservation, the old map kept until close so no pointer a txn holds goes stale
+ *    (FIXEDMAP: only as far as its reservation, then MDB_MAP_RESIZED as in LMDB).  Real
+ *    LMDB processes see the enlarged map as LMDB does (MDB_MAP_RESIZED, then
+ *    mdb_env_set_mapsize(env, 0)).  mdb_env_info reports the current size.
+ *    mdbcore_env_get_mapaddr / get_mapspan: where the map starts now, and the bytes of
+ *    address space reserved from there (>= the map size); NULL and 0 before open.  Both
+ *    change only when the map moves (past its reservation, or mdb_env_set_mapsize).
  * ==================================================================================== */
 int mdbcore_env_set_maxsize(MDB_env *env, size_t bytes);
 size_t mdbcore_env_get_maxsize(MDB_env *env);
+void *mdbcore_env_get_mapaddr(MDB_env *env);
+size_t mdbcore_env_get_mapspan(MDB_env *env);
+/* Test knob: the address space to reserve at open (and at each move), instead of the
+ *    default policy (16 times the map, 256 GiB to 16 TiB); set before mdb_env_open, else
+ *    EINVAL.  A span no larger than the map makes every growth move the map. */
+int mdbcore_env_set_reserve(MDB_env *env, size_t bytes);
 
 /* ====================================================================================
  * 5. Readers that heal (readers.c, readers_info.c).  A write txn that finds the oldest

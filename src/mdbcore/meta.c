@@ -106,7 +106,9 @@ int meta_create(MDB_env *env)
 
 meta_record *meta_newest(MDB_env *env)
 {
-    meta_record *a = env->metas[0], *b = env->metas[1];
+    /* another thread may be moving the map (datafile.c): either map holds the metas */
+    meta_record *a = __atomic_load_n(&env->metas[0], __ATOMIC_RELAXED);
+    meta_record *b = __atomic_load_n(&env->metas[1], __ATOMIC_RELAXED);
     return b->txnid > a->txnid ? b : a;
 }
 
@@ -125,13 +127,13 @@ int meta_write(MDB_env *env, MDB_txn *txn)
     int rc;
     if (env->flags & MDB_WRITEMAP) {
         /* data was msynced first (commit.c); now the meta page, in place */
-        uint8_t *mp = env->map + off;
+        uint8_t *mp = env_map(env) + off;
         memcpy(mp, (uint8_t *)&m + META_TAIL_OFFSET, tail);
         rc = 0;
         if (!(env->flags & (MDB_NOSYNC | MDB_NOMETASYNC))) {
             size_t pg = (size_t)(txn->txnid & 1) * env->psize;
             int how = (env->flags & MDB_MAPASYNC) ? MS_ASYNC : MS_SYNC;
-            rc = os_current->msync(env->map + pg, env->psize, how);
+            rc = os_current->msync(env_map(env) + pg, env->psize, how);
         }
         if (rc)
             env->flags |= ENV_FATAL;

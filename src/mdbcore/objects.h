@@ -194,6 +194,12 @@ struct os_ops;      /* os.h */
  * of 4 KiB pages, values up to about 60 KiB. */
 #define PAGE_CACHE_RUN_PAGES 16
 
+/* A map replaced by a larger one while txns may still point into it (datafile.c). */
+typedef struct retired_map {
+    uint8_t *map;
+    size_t span;
+} retired_map;
+
 struct MDB_env {
     int data_fd;          /* data file */
     int meta_fd;          /* data file opened O_DSYNC for meta writes (or == data_fd) */
@@ -213,13 +219,18 @@ struct MDB_env {
     uint8_t *map;         /* the memory map of data.mdb */
     size_t mapsize;
     pgno_t maxpg;         /* mapsize / psize */
-    /* A map that grows by itself (mdbcore_env_set_maxsize): the upper bound asked for, and
-     * the address space reserved at open (>= mapsize; == mapsize when not growing).  The
-     * file is mapped at the start of the reservation; growing maps more of it in place,
-     * so the map never moves under readers (datafile.c).  map_mutex serialises growth
+    /* The map's address space (datafile.c): map_span bytes reserved at map (>= mapsize),
+     * the file mapped over their start; growing maps more of it in place, so the map
+     * does not move under readers.  maxsize: the bound up to which a write txn grows the
+     * map by itself (mdbcore_env_set_maxsize; 0: never).  reserve: the span asked for
+     * (test knob; 0: datafile.c's policy).  Maps left behind when a size passed the
+     * span (retired) stay mapped until close.  map_mutex serialises changes of the map
      * between the writer and threads beginning txns. */
     size_t maxsize;
     size_t map_span;
+    size_t reserve;
+    retired_map *retired;
+    size_t nretired;
     pthread_mutex_t map_mutex;
     meta_record *metas[2];/* pointers into the map at pages 0 and 1 */
     MDB_txn *write_txn;   /* the env's one write txn object, reused */

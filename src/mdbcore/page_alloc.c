@@ -51,14 +51,14 @@ int page_alloc(MDB_txn *txn, unsigned n, unsigned flags, page **out)
     if (pg == P_INVALID) {
         pg = txn->next_pgno;
         /* past the map: a growing map grows (datafile.c), any other is full */
-        if (pg + n >= env->maxpg && (rc = datafile_grow_for(env, pg + n + 1)) != 0)
+        if (pg + n >= env_maxpg(env) && (rc = datafile_grow_for(env, pg + n + 1)) != 0)
             return rc;
         fresh = 1;
     }
     page *p;
     if (env->flags & MDB_WRITEMAP) {
         /* pages are written where they live; the file spans the whole map */
-        p = (page *)(env->map + (size_t)pg * psize);
+        p = (page *)(env_map(env) + (size_t)pg * psize);
     } else {
         if (!(p = page_buffer_get(env, n)))
             return ENOMEM;

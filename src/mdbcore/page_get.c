@@ -43,7 +43,7 @@ static inline int get_page(MDB_txn *txn, pgno_t pgno, page **out, int whole)
             return 0;
         }
     }
-    if (pgno < CORE_DBS || pgno >= txn->next_pgno || pgno >= env->maxpg)
+    if (pgno < CORE_DBS || pgno >= txn->next_pgno || pgno >= env_maxpg(env))
         return CORRUPT_AT(pgno);
     if (pgno >= env->file_pages) {
         /* another process may have grown the file since we last looked */
@@ -51,7 +51,7 @@ static inline int get_page(MDB_txn *txn, pgno_t pgno, page **out, int whole)
         if (pgno >= env->file_pages)
             return CORRUPT_AT(pgno);
     }
-    page *p = (page *)(env->map + (size_t)pgno * env->psize);
+    page *p = (page *)(env_map(env) + (size_t)pgno * env->psize);
     if (whole)
         prefetch_page((const uint8_t *)p, env->psize);
     int rc = page_check(env, p, pgno);

@@ -66,7 +66,7 @@ static int renew_inner(MDB_txn *txn)
                 txn->reader->txnid = t;
                 __sync_synchronize();
             } while (t != env->lock->head->txnid);
-            m = env->metas[t & 1];
+            m = __atomic_load_n(&env->metas[t & 1], __ATOMIC_RELAXED);
             if (m->txnid != t) /* lock file older than the metas: trust the metas */
                 m = meta_newest(env);
             txn->txnid = t;
@@ -115,14 +115,17 @@ static int renew_inner(MDB_txn *txn)
     txn->numdbs = __atomic_load_n(&env->numdbs, __ATOMIC_ACQUIRE);
     if (txn->dbs[MAIN_DBI].root != P_INVALID && txn->dbs[MAIN_DBI].root >= txn->next_pgno)
         return CORRUPT_AT(txn->dbs[MAIN_DBI].root);
-    /* Another process grew the map (the size is in the meta): a growing map follows it
-     * in place, within its own reservation; any other map reports MAP_RESIZED when the
-     * data no longer fits, as in LMDB. */
-    if (m->mapsize > env->mapsize && env->map_span > env->mapsize) {
-        if ((rc = datafile_grow(env, (size_t)m->mapsize)) != 0)
+    /* Another process grew the map (the size is in the meta): follow it, in place within
+     * the reservation or in a new one, with no error and no call from the application.
+     * A map that cannot follow (FIXEDMAP past its reservation, no address space left)
+     * reports MAP_RESIZED once the data no longer fits, as in LMDB; until then the
+     * snapshot is read in the map there is. */
+    if (m->mapsize > __atomic_load_n(&env->mapsize, __ATOMIC_RELAXED)) {
+        rc = datafile_grow(env, (size_t)m->mapsize);
+        if (rc && txn->next_pgno > env_maxpg(env))
             return rc;
     }
-    if (txn->next_pgno > env->maxpg)
+    if (txn->next_pgno > env_maxpg(env))
         return MDB_MAP_RESIZED;
     if (txn->next_pgno > env->file_pages)
         datafile_refresh_size(env);

@@ -168,9 +168,7 @@ def test_map_range_finds_the_data_file(lm, env, tmp_path):
         if not os.path.exists("/proc/self/maps"):
             assert (lo, hi) == (0, 0)
             return
-        assert lo and hi - lo >= 64 << 20  # the whole map_size is reserved
-        lo2, hi2 = _common.map_range(fd, bound=256 << 20)
-        assert lo2 == lo and hi2 == lo + (256 << 20)  # a growing map keeps its bound
+        assert lo and hi - lo >= 64 << 20  # the whole map_size is mapped
     finally:
         os.close(fd)
     other = os.open(__file__, os.O_RDONLY)  # a file nobody mapped

@@ -18,20 +18,27 @@
 #define FASTARGS PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
 #define METH_FK (METH_FASTCALL | METH_KEYWORDS)
 
-/* Where the data file is mapped, for buffers=True (mdb._common.map_range: the mappings
- * of the file in /proc/self/maps, the growth bound included).  Without it (non-Linux)
- * buffers=True values are copies.  Called at open and after set_mapsize only. */
+/* Where the data file is mapped, for buffers=True: the core's map and the address space
+ * it reserved past it (where it grows in place); on the system liblmdb,
+ * mdb._common.map_range (the file's mappings in /proc/self/maps; without it, non-Linux,
+ * buffers=True values are copies).  Called at open and after set_mapsize only: a map the
+ * core moved to follow another process's growth (only past its reservation) serves
+ * copies until then; the old map stays valid. */
 int env_update_map_range(EnvObject *env)
 {
     mdb_filehandle_t fd;
     env->map_lo = env->map_hi = NULL;
+#if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H)
+    /* the core says where its map is, and the address space it keeps past it */
+    env->map_lo = mdbcore_env_get_mapaddr(env->env);
+    if (env->map_lo) {
+        env->map_hi = env->map_lo + mdbcore_env_get_mapspan(env->env);
+        return 0;
+    }
+#endif
     if (mdb_env_get_fd(env->env, &fd) || fd < 0)
         return 0;
-    unsigned long long bound = 0;
-#if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H)
-    bound = mdbcore_env_get_maxsize(env->env);
-#endif
-    PyObject *r = PyObject_CallMethod(mdb_common, "map_range", "iK", (int)fd, bound);
+    PyObject *r = PyObject_CallMethod(mdb_common, "map_range", "i", (int)fd);
     if (!r)
         return -1;
     unsigned long long lo, hi;

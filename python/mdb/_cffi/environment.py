@@ -204,9 +204,13 @@ class Environment:
             raise _forked(self._pid)
 
     def _map_range(self, fd: int) -> tuple[int, int]:
-        """Where the data file ``fd`` is mapped (see _common.map_range)."""
-        bound = int(lib.mdbpy_get_maxsize(self._env)) if HAVE_CHECK else 0
-        return _common.map_range(fd, bound)
+        """Where the data file ``fd`` is mapped: the core's map and the address space it
+        keeps past it, where it grows in place (else see _common.map_range)."""
+        if HAVE_CHECK:
+            lo = int(lib.mdbpy_get_mapaddr(self._env))
+            if lo:
+                return lo, lo + int(lib.mdbpy_get_mapspan(self._env))
+        return _common.map_range(fd)
 
     def _enter(self) -> None:
         # counted before the check: close() waits for calls in flight

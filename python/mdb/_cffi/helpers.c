@@ -611,6 +611,16 @@ unsigned long long mdbpy_get_maxsize(MDB_env *env)
 {
     return mdbcore_env_get_maxsize(env);
 }
+
+unsigned long long mdbpy_get_mapspan(MDB_env *env)
+{
+    return mdbcore_env_get_mapspan(env);
+}
+
+unsigned long long mdbpy_get_mapaddr(MDB_env *env)
+{
+    return (unsigned long long)(uintptr_t)mdbcore_env_get_mapaddr(env);
+}
 #else
 int mdbpy_have_check(void)
 {

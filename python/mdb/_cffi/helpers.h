@@ -184,7 +184,10 @@ typedef struct mdbpy_chunk {
 typedef int (*mdbpy_refill_fn)(void *handle, mdbpy_chunk *chunk);
 int mdbpy_bulk_load(MDB_txn *txn, MDB_dbi dbi, mdbpy_refill_fn refill, void *handle,
                     size_t *count, int *py_error);
-/* A map that grows by itself (mdbcore_env_set_maxsize / get_maxsize). */
+/* A map that grows by itself (mdbcore_env_set_maxsize / get_maxsize); where the map is
+ * and the address space reserved from its start (mdbcore_env_get_mapaddr / mapspan). */
 int mdbpy_set_maxsize(MDB_env *env, unsigned long long bytes);
 unsigned long long mdbpy_get_maxsize(MDB_env *env);
+unsigned long long mdbpy_get_mapspan(MDB_env *env);
+unsigned long long mdbpy_get_mapaddr(MDB_env *env);
 #endif
