@@ -77,6 +77,7 @@ static int renew_inner(MDB_txn *txn)
     } else {
         if ((rc = env_writer_lock(env)) != 0)
             return rc;
+        meta_refresh(env);
         m = meta_newest(env);
         if (env->lock && env->lock->head->txnid != m->txnid)
             env->lock->head->txnid = m->txnid;
