@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import mdb
 import pytest
 
+import mdb
 
 
 @pytest.fixture(autouse=True)
