@@ -119,8 +119,13 @@ static int judge_tree(const root_reader *rr, const db_record *d, pgno_t last_pg,
         ok = d->branch_pages == 0 && d->leaf_pages == 1 && d->entries == nkeys;
     else
         ok = d->branch_pages >= (uint64_t)d->depth - 1 && d->leaf_pages >= nkeys &&
-             d->entries >= d->leaf_pages && d->branch_pages + d->leaf_pages <= last_pg &&
+             d->entries >= d->leaf_pages &&
              (d->depth > 2 || (d->branch_pages == 1 && d->leaf_pages == nkeys));
+    /* a plain tree's record counts its own pages exactly: no more than the file has */
+    if (ok && !dupsort)
+        ok = d->branch_pages <= last_pg && d->leaf_pages <= last_pg &&
+             d->overflow_pages <= last_pg &&
+             d->branch_pages + d->leaf_pages + d->overflow_pages <= last_pg - 1;
     if (!ok) {
         *why = "page or entry counts that do not fit its root page";
         return MDB_CORRUPTED;
@@ -147,7 +152,7 @@ static int meta_judge(const root_reader *rr, const uint8_t *head, size_t got, un
         *why = "bad magic";
         return MDB_INVALID;
     }
-    if ((h.flags & P_DISK_FLAGS) != P_META || h.pgno != slot) {
+    if (h.flags != P_META || h.pgno != slot) {
         *why = "bad page header";
         return MDB_INVALID;
     }
@@ -177,6 +182,12 @@ static int meta_judge(const root_reader *rr, const uint8_t *head, size_t got, un
         *why = "a free DB with duplicates";
         return MDB_CORRUPTED;
     }
+    /* the only flags mdb_dbi_open lets a database keep */
+    if (m.dbs[MAIN_DBI].flags & ~(unsigned)(MDB_REVERSEKEY | MDB_DUPSORT | MDB_INTEGERKEY |
+                                             MDB_DUPFIXED | MDB_INTEGERDUP | MDB_REVERSEDUP)) {
+        *why = "unknown main DB flags";
+        return MDB_CORRUPTED;
+    }
     /* txnid 0 is a new file's meta (or the empty one of a compacted copy): nothing in it */
     if (m.txnid == 0 && (m.last_pg != CORE_DBS - 1 || m.dbs[FREE_DBI].root != P_INVALID ||
                          m.dbs[MAIN_DBI].root != P_INVALID)) {
@@ -189,6 +200,92 @@ static int meta_judge(const root_reader *rr, const uint8_t *head, size_t got, un
             return rc;
     }
     return 0;
+}
+
+/* The pages txn `key` freed, as the free DB of record `fdb` lists them: does the list
+ * hold page `a` or page `b`?  1 yes, 0 no or cannot tell (a page that does not hold up
+ * ends the search: this is a cross-check, the metas were judged already). */
+static int freed_by(int fd, const db_record *fdb, txnid_t key, unsigned psize, uint64_t file_pages,
+                    pgno_t a, pgno_t b)
+{
+    uint8_t *pg = malloc(psize);
+    if (!pg)
+        return 0;
+    int found = 0;
+    pgno_t at = fdb->root;
+    for (unsigned level = 0; level < fdb->depth && at < file_pages; level++) {
+        size_t got = 0;
+        if (os_current->pread(fd, pg, psize, (off_t)(at * psize), &got) || got != psize)
+            break;
+        const page_header *h = (const page_header *)pg;
+        unsigned nk = h->u.bounds.lower >= PAGEHDRSZ ? (h->u.bounds.lower - PAGEHDRSZ) / 2u : 0;
+        if (h->pgno != at || nk == 0 || h->u.bounds.lower > psize)
+            break;
+        int leaf = level + 1 == fdb->depth;
+        if (!(h->flags & (leaf ? P_LEAF : P_BRANCH)))
+            break;
+        /* the last node whose key is <= key (a branch's first key is empty) */
+        const node_header *hit = NULL;
+        for (unsigned i = 0; i < nk; i++) {
+            unsigned off = h->slots[i];
+            if (off < h->u.bounds.upper || off + NODESIZE > psize)
+                goto done;
+            const node_header *n = (const node_header *)(pg + off);
+            txnid_t k = 0;
+            if (n->ksize == sizeof k && off + NODESIZE + sizeof k <= psize)
+                memcpy(&k, n->key, sizeof k);
+            else if (leaf || i > 0)
+                goto done;
+            if (i > 0 && k > key)
+                break;
+            if (!leaf || k == key)
+                hit = n;
+        }
+        if (!hit)
+            break;
+        if (!leaf) {
+            at = node_child(hit);
+            continue;
+        }
+        /* the record: a count, then the page numbers; in the node or an overflow run */
+        size_t dsize = node_dsize(hit), off = (size_t)((const uint8_t *)hit - pg) + NODESIZE + hit->ksize;
+        off_t from;
+        if (hit->flags & F_BIGDATA) {
+            pgno_t ov;
+            if (off + sizeof ov > psize)
+                break;
+            memcpy(&ov, pg + off, sizeof ov);
+            if (ov >= file_pages)
+                break;
+            from = (off_t)(ov * psize + PAGEHDRSZ);
+        } else {
+            if (off + dsize > psize)
+                break;
+            from = (off_t)(at * psize + off);
+        }
+        pgno_t count = 0;
+        size_t got2 = 0;
+        if (os_current->pread(fd, &count, sizeof count, from, &got2) || got2 != sizeof count ||
+            count > dsize / sizeof(pgno_t))
+            break;
+        for (pgno_t i = 0; i < count && !found; i += psize / sizeof(pgno_t)) {
+            size_t n = count - i < psize / sizeof(pgno_t) ? (size_t)(count - i) : psize / sizeof(pgno_t);
+            if (os_current->pread(fd, pg, n * sizeof(pgno_t),
+                                  from + (off_t)((1 + i) * sizeof(pgno_t)), &got2) ||
+                got2 != n * sizeof(pgno_t))
+                break;
+            for (size_t j = 0; j < n; j++) {
+                pgno_t p;
+                memcpy(&p, pg + j * sizeof p, sizeof p);
+                if (p == a || p == b)
+                    found = 1;
+            }
+        }
+        break;
+    }
+done:
+    free(pg);
+    return found;
 }
 
 static int adjacent(txnid_t a, txnid_t b)
@@ -278,6 +375,18 @@ int meta_read(MDB_env *env, meta_record *newest, unsigned *psize_out)
         unsigned hi = m[1].txnid > m[0].txnid ? 1 : 0;
         res[hi] = MDB_CORRUPTED;
         why[hi] = "a txnid far from the other meta's";
+    }
+    if (!res[0] && !res[1] && m[0].txnid != m[1].txnid) {
+        /* Txn T never takes a page that T-1 freed (T-2's meta, still on disk, may reach
+         * it): a newer meta whose root T-1 freed is a torn mix with T-2's records. */
+        unsigned hi = m[1].txnid > m[0].txnid ? 1 : 0;
+        const db_record *f = &m[!hi].dbs[FREE_DBI];
+        if (f->root != P_INVALID &&
+            freed_by(env->data_fd, f, m[!hi].txnid, psize, (uint64_t)fsz / psize,
+                     m[hi].dbs[FREE_DBI].root, m[hi].dbs[MAIN_DBI].root)) {
+            res[hi] = MDB_CORRUPTED;
+            why[hi] = "a root page that the older meta's txn freed";
+        }
     }
     if (!res[0] && !res[1]) {
         use = m[1].txnid > m[0].txnid ? 1 : 0;

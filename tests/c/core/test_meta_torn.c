@@ -272,9 +272,14 @@ static int check_image(const expect *e, const uint8_t *img, size_t len, int heal
         tally.undetected++;
         tally.undetected_check_fails += crc != 0;
         EXPECT_EQ(st.used_txnid, e->tnew);
-        if (getenv("MDBTEST_VERBOSE"))
-            fprintf(stderr, "undetected %s at %zu: txn %llu, check %d\n", what, at,
-                    (unsigned long long)st.used_txnid, crc);
+        if (getenv("MDBTEST_VERBOSE")) {
+            fprintf(stderr, "undetected %s at %zu: txn %llu, check %d, bytes changed:", what,
+                    at, (unsigned long long)st.used_txnid, crc);
+            for (size_t i = 0; i < HEAD; i++)
+                if (page[i] != e->pnew[i])
+                    fprintf(stderr, " %zu", i);
+            fprintf(stderr, "\n");
+        }
     }
     mdbcore_check_report_free(&rep);
     mdb_env_close(env);
