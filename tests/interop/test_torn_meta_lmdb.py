@@ -12,7 +12,8 @@ Each file is opened read-only and read through by
 
 each in a child process, so that a crash is an outcome. The outcomes: the records of txn
 T-1 exactly, of txn T exactly, other records without an error ("wrong data"), an error at
-open, an error while reading, or a crash. ``python tests/interop/test_torn_meta_lmdb.py``
+open, an error while reading, or a crash; and for ours, how many of the files it opened
+the structural checker (``Environment.check()``) finds damaged. ``python tests/interop/test_torn_meta_lmdb.py``
 prints the table (docs/durability.md has it). The test asserts what we promise: we never
 crash and never read wrong data from a damaged meta we detect; every file we open from the
 older meta reads exactly T-1; and we refuse no file whose older meta is sound.
@@ -42,6 +43,7 @@ OUTCOMES = (
     "error at open",
     "error reading",
     "crash",
+    "checker flags it",
 )
 
 # The child: reads image directories from stdin, one a line, prints one JSON line each.
@@ -79,6 +81,7 @@ for line in sys.stdin:
             out["digest"] = digest(env)
             if engine == "ours":
                 out["meta"] = env.info()["meta"]
+                out["check_ok"] = env.check()["ok"]
         except lib.Error as exc:
             out["read_error"] = type(exc).__name__ + ": " + str(exc)[:80]
         env.close()
@@ -235,6 +238,10 @@ def survey(work: Path) -> tuple[dict[tuple[str, str], Counter], dict[str, int]]:
     if shutil.which("mdb_dump"):
         engines["0.9.24 (mdb_dump)"] = run_mdb_dump(paths)
     table: dict[tuple[str, str], Counter] = {}
+    for p in paths[2:]:
+        r = engines["ours"][p]
+        if "digest" in r and not r["check_ok"]:
+            table.setdefault((kinds[p], "ours"), Counter())["checker flags it"] += 1
     sizes = Counter(kinds.values())
     for eng, res in engines.items():
         t1, t = (res[paths[0]].get("digest"), res[paths[1]].get("digest"))
@@ -286,6 +293,10 @@ def test_torn_meta_table(surveyed) -> None:
     for kind in sizes:
         ours = table[(kind, "ours")]
         assert ours["crash"] == 0 and ours["error at open"] == 0, (kind, ours)
+    # a torn meta page: we read T-1 or T exactly, never anything else
+    for kind in ("torn: new bytes, then old", "torn: old bytes, then new"):
+        ours = table[(kind, "ours")]
+        assert ours["wrong data"] == 0 and ours["error reading"] == 0, (kind, ours)
     # the random damages we detect open T-1; all that gets past us reads without a crash
     assert table[("random damage", "ours")]["T-1, fallback reported"] > 0
 
