@@ -20,6 +20,10 @@
  * open reports nothing damaged, the checker passes, the contents are the snapshot's plus
  * the new key).  Both metas damaged: MDB_INVALID or MDB_CORRUPTED, never a crash.
  *
+ * The bad-file suite's meta-field edits, one page at a time: a page reported damaged
+ * leaves the other's snapshot, read exactly and passing the checker.  A new file whose
+ * page 0 is damaged heals page 0 before its first commit writes page 1.
+ *
  * A failed meta write (the fault seam cuts the pwrite short after k bytes, EIO) leaves the
  * old meta byte for byte as it was, for every k; also the whole-page write that heals a
  * damaged slot, and a WRITEMAP meta whose msync fails.
@@ -700,6 +704,67 @@ static void t_writemap_msync_fails(void)
     mdb_env_close(env);
 }
 
+/* A new file (both metas txnid 0) whose page 0 is damaged: page 1 is used; the first
+ * commit (txnid 1, page 1) first copies page 1's meta over page 0, so that at no point is
+ * page 1 the only sound meta while it is being written. */
+static void t_new_file_page0_damaged(void)
+{
+    char p[600];
+    mkdir(work, 0755);
+    mdbtest_unlink_env(work);
+    int rc;
+    MDB_env *env = open_env(0, &rc);
+    REQUIRE(env);
+    MDB_stat est;
+    CHECK(mdb_env_stat(env, &est));
+    mdb_env_close(env);
+    data_path(p, sizeof p, work);
+    size_t len;
+    uint8_t *img = read_file(p, &len);
+    img[16] ^= 0xff; /* page 0's magic */
+    install(img, len);
+    env = open_env(0, &rc);
+    REQUIRE(env);
+    mdbcore_meta_status st;
+    CHECK(mdbcore_env_meta_status(env, &st));
+    EXPECT(st.flags & MDBCORE_META_FALLBACK);
+    EXPECT_EQ(st.damaged_page, 0);
+    EXPECT_EQ(st.used_page, 1);
+    EXPECT_EQ(st.used_txnid, 0);
+    /* the first meta write of the commit is the copy into page 0: make the second fail */
+    CHECK(mdbcore_fault_short_nth(2, 40, EIO));
+    MDB_txn *t;
+    MDB_dbi m;
+    MDB_val k = {3, "one"}, v = {1, "1"};
+    CHECK(mdb_txn_begin(env, NULL, 0, &t));
+    CHECK(mdb_dbi_open(t, NULL, 0, &m));
+    CHECK(mdb_put(t, m, &k, &v, 0));
+    EXPECT_EQ(mdb_txn_commit(t), EIO);
+    mdbcore_fault_reset();
+    mdb_env_close(env);
+    /* page 0 was healed with txn 0's meta, page 1 put back: both sound, both txnid 0 */
+    env = open_env(0, &rc);
+    REQUIRE(env);
+    CHECK(mdbcore_env_meta_status(env, &st));
+    EXPECT_EQ(st.flags, 0);
+    EXPECT_EQ(st.used_txnid, 0);
+    CHECK(mdb_txn_begin(env, NULL, 0, &t));
+    CHECK(mdb_dbi_open(t, NULL, 0, &m));
+    CHECK(mdb_put(t, m, &k, &v, 0));
+    CHECK(mdb_txn_commit(t));
+    mdb_env_close(env);
+    env = open_env(MDB_RDONLY, &rc);
+    REQUIRE(env);
+    CHECK(mdbcore_env_meta_status(env, &st));
+    EXPECT_EQ(st.flags, 0);
+    EXPECT_EQ(st.used_txnid, 1);
+    mdbcore_check_report rep;
+    EXPECT_EQ(mdbcore_check_env(env, &rep), 0);
+    mdbcore_check_report_free(&rep);
+    mdb_env_close(env);
+    free(img);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -715,5 +780,6 @@ int main(int argc, char **argv)
     TEST_RUN(t_meta_field_edits);
     TEST_RUN(t_both_damaged);
     TEST_RUN(t_short_heal_write);
+    TEST_RUN(t_new_file_page0_damaged);
     TEST_DONE();
 }
