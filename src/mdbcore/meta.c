@@ -37,25 +37,20 @@ static int psize_valid(unsigned psize)
     return psize >= MIN_PAGESIZE && psize <= 0x10000 && !(psize & (psize - 1));
 }
 
-/* Reads the header of a tree's root page for meta_judge: from the file with pread at
- * open, from the map afterwards. */
+/* Where meta_judge reads the header of a tree's root page: the data file, with pread
+ * (the file is not mapped yet when the metas are judged). */
 typedef struct root_reader {
-    int fd;             /* >= 0: pread from here */
-    const uint8_t *map; /* else: the map */
+    int fd;
     uint64_t file_pages;
 } root_reader;
 
 static int read_root_header(const root_reader *rr, pgno_t pg, unsigned psize, page_header *h)
 {
-    if (rr->fd >= 0) {
-        size_t got = 0;
-        int rc = os_current->pread(rr->fd, h, sizeof *h, (off_t)(pg * psize), &got);
-        if (rc)
-            return rc;
-        return got == sizeof *h ? 0 : MDB_CORRUPTED;
-    }
-    memcpy(h, rr->map + (size_t)pg * psize, sizeof *h);
-    return 0;
+    size_t got = 0;
+    int rc = os_current->pread(rr->fd, h, sizeof *h, (off_t)(pg * psize), &got);
+    if (rc)
+        return rc;
+    return got == sizeof *h ? 0 : MDB_CORRUPTED;
 }
 
 /* Does db record `d` of a meta hold up against its root page?  0, MDB_CORRUPTED (with
@@ -328,7 +323,7 @@ int meta_read(MDB_env *env, meta_record *newest, unsigned *psize_out)
     const char *why[2] = {"", ""};
     int res[2];
     unsigned ps0 = m[0].dbs[FREE_DBI].pad, psize = 0;
-    root_reader rr = {env->data_fd, NULL, psize_valid(ps0) ? (uint64_t)fsz / ps0 : 0};
+    root_reader rr = {env->data_fd, psize_valid(ps0) ? (uint64_t)fsz / ps0 : 0};
     res[0] = meta_judge(&rr, buf[0], got[0], 0, 0, &why[0]);
     if (io_error(res[0]))
         return res[0];
