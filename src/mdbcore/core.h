@@ -88,6 +88,8 @@ int meta_create(MDB_env *env);
 /* The meta in force: the newer of the two in the map, skipping a slot found damaged at
  * open for as long as it holds the same bytes. */
 meta_record *meta_newest(MDB_env *env);
+/* Is m (one of env->metas) a page found damaged at open that still holds those bytes? */
+int meta_is_damaged(MDB_env *env, const meta_record *m);
 /* Under the writer lock: forget a damaged slot that another process's commit rewrote. */
 void meta_refresh(MDB_env *env);
 /* The commit point: write txn's meta into page txnid&1 (tail only; the whole page over a

@@ -443,6 +443,14 @@ static int bad_slot(MDB_env *env)
     return memcmp(page, env->meta_bad_copy, META_HEAD) == 0 ? s : -1;
 }
 
+int meta_is_damaged(MDB_env *env, const meta_record *m)
+{
+    if (__atomic_load_n(&env->meta_bad_slot, __ATOMIC_RELAXED) < 0)
+        return 0;
+    int bad = bad_slot(env);
+    return bad >= 0 && m == env->metas[bad];
+}
+
 meta_record *meta_newest(MDB_env *env)
 {
     meta_record *a = env->metas[0], *b = env->metas[1];

@@ -69,6 +69,13 @@ static int renew_inner(MDB_txn *txn)
             m = env->metas[t & 1];
             if (m->txnid != t) /* lock file older than the metas: trust the metas */
                 m = meta_newest(env);
+            if (meta_is_damaged(env, m)) {
+                /* another process published the txnid of a page this env found damaged:
+                 * read the meta in force, and pin no more than it */
+                m = meta_newest(env);
+                t = m->txnid;
+                txn->reader->txnid = t;
+            }
             txn->txnid = t;
         } else {
             m = meta_newest(env);

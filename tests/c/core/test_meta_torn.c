@@ -765,6 +765,37 @@ static void t_new_file_page0_damaged(void)
     free(img);
 }
 
+/* Another process (LMDB trusts the larger txnid) may publish the damaged page's txnid in
+ * the lock file: a read txn here still reads the meta in force, and says so. */
+static void t_lock_file_names_damaged_page(void)
+{
+    expect e;
+    uint8_t *img_new;
+    size_t len;
+    build(&e, &img_new, &len);
+    img_new[(size_t)e.slot * psize + 16] ^= 0x01; /* only the magic: the rest is T's */
+    install(img_new, len);
+    int rc;
+    MDB_env *env = open_env(0, &rc);
+    REQUIRE(env);
+    char lp[600];
+    PATHF(lp, "%s/lock.mdb", work);
+    int fd = open(lp, O_RDWR);
+    REQUIRE(fd >= 0);
+    txnid_t t = e.tnew;
+    REQUIRE(pwrite(fd, &t, sizeof t, 48) == (ssize_t)sizeof t); /* mti_txnid */
+    close(fd);
+    MDB_txn *txn;
+    CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+    EXPECT_EQ(mdb_txn_id(txn), e.told);
+    mdb_txn_abort(txn);
+    EXPECT_EQ(contents(env), e.cold);
+    mdb_env_close(env);
+    free(img_new);
+    free((void *)e.pold);
+    free((void *)e.pnew);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -781,5 +812,6 @@ int main(int argc, char **argv)
     TEST_RUN(t_both_damaged);
     TEST_RUN(t_short_heal_write);
     TEST_RUN(t_new_file_page0_damaged);
+    TEST_RUN(t_lock_file_names_damaged_page);
     TEST_DONE();
 }
