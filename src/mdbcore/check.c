@@ -560,8 +560,9 @@ static int snapshot_of_txn(MDB_txn *txn, mdbcore_snapshot *in)
     /* A meta page the open found damaged, and that still holds the bytes judged then, is
      * not part of the snapshot: the env reports it (mdbcore_env_meta_status). */
     int bad = __atomic_load_n(&env->meta_bad_slot, __ATOMIC_ACQUIRE);
-    if (bad >= 0 && memcmp(env->map + (size_t)bad * env->psize, env->meta_bad_copy,
-                           sizeof env->meta_bad_copy) == 0)
+    if (bad >= 0 && (env->meta_bad_short ||
+                     memcmp(env->map + (size_t)bad * env->psize, env->meta_bad_copy,
+                            sizeof env->meta_bad_copy) == 0))
         in->flags |= bad ? MDBCORE_CHECK_SKIP_META1 : MDBCORE_CHECK_SKIP_META0;
     return 0;
 }

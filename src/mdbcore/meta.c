@@ -392,6 +392,8 @@ int meta_read(MDB_env *env, meta_record *newest, unsigned *psize_out)
         env->meta_bad_rc = res[bad];
         env->meta_bad_why = why[bad];
         memcpy(env->meta_bad_copy, buf[bad], META_HEAD);
+        /* a page cut off by the end of the file must not be read through the map */
+        env->meta_bad_short = (uint64_t)fsz < (uint64_t)(bad + 1) * psize;
         env->meta_state = MDBCORE_META_DAMAGED;
         /* a page that is not a meta at all may have been the newer one */
         if (res[bad] == MDB_INVALID || m[bad].txnid > m[use].txnid)
@@ -439,6 +441,8 @@ static int bad_slot(MDB_env *env)
     int s = __atomic_load_n(&env->meta_bad_slot, __ATOMIC_ACQUIRE);
     if (s < 0)
         return -1;
+    if (env->meta_bad_short)
+        return s; /* past the end of the file: only our own commit rewrites it */
     const uint8_t *page = env->map + (size_t)s * env->psize;
     return memcmp(page, env->meta_bad_copy, META_HEAD) == 0 ? s : -1;
 }
@@ -497,9 +501,15 @@ static int meta_put(MDB_env *env, unsigned slot, const meta_record *m, int whole
         old = tailbuf[1];
     }
     off_t off = (off_t)slot * env->psize + (off_t)at;
-    /* saved before the write: after it, the map may show the new bytes */
-    memcpy(old, env->map + off, len);
-    int rc = 0;
+    /* saved before the write (after it, the map may show the new bytes), with pread: a
+     * damaged page may lie past the end of the file, where the map must not be read */
+    size_t got = 0;
+    int rc = os_current->pread(env->data_fd, old, len, off, &got);
+    if (rc) {
+        free(pagebuf);
+        return rc;
+    }
+    memset(old + got, 0, len - got);
     if (env->flags & MDB_WRITEMAP) {
         /* data was msynced first (commit.c); now the meta page, in place */
         uint8_t *mp = env->map + off;
@@ -548,6 +558,7 @@ int meta_write(MDB_env *env, MDB_txn *txn)
         return rc;
     }
     if (bad >= 0) {
+        env->meta_bad_short = 0;
         __atomic_store_n(&env->meta_bad_slot, -1, __ATOMIC_RELEASE);
         env->meta_state = (env->meta_state & ~(MDBCORE_META_DAMAGED | MDBCORE_META_FALLBACK)) |
                           MDBCORE_META_HEALED;

@@ -230,6 +230,7 @@ struct MDB_env {
     int meta_bad_rc;
     const char *meta_bad_why;
     unsigned meta_state;
+    int meta_bad_short; /* the damaged page lies (partly) past the end of the file */
     uint8_t meta_bad_copy[PAGEHDRSZ + sizeof(meta_record)];
     MDB_txn *write_txn;   /* the env's one write txn object, reused */
     pgno_t file_pages;    /* data file length in pages, as last seen (datafile.c) */

@@ -774,6 +774,56 @@ static void t_new_file_page0_damaged(void)
     free(img);
 }
 
+/* A new file cut short after page 0: meta 1 lies past the end of the file.  The open
+ * uses meta 0 without reading page 1 through the map (a SIGBUS there: the fuzzer's
+ * finding), and the first commit writes page 1 whole. */
+static void t_meta1_past_end_of_file(void)
+{
+    char p[600];
+    mkdir(work, 0755);
+    mdbtest_unlink_env(work);
+    int rc;
+    MDB_env *env = open_env(0, &rc);
+    REQUIRE(env);
+    mdb_env_close(env);
+    data_path(p, sizeof p, work);
+    size_t len;
+    uint8_t *img = read_file(p, &len);
+    REQUIRE(len == 2 * (size_t)psize);
+    install(img, psize);
+    for (int pass = 0; pass < 2; pass++) {
+        env = open_env(pass ? 0 : MDB_RDONLY, &rc);
+        REQUIRE(env);
+        mdbcore_meta_status st;
+        CHECK(mdbcore_env_meta_status(env, &st));
+        EXPECT(st.flags & MDBCORE_META_FALLBACK);
+        EXPECT_EQ(st.damaged_page, 1);
+        EXPECT_EQ(st.used_txnid, 0);
+        mdbcore_check_report rep;
+        EXPECT_EQ(mdbcore_check_env(env, &rep), 0);
+        mdbcore_check_report_free(&rep);
+        EXPECT_EQ(contents(env), contents(env));
+        if (pass) {
+            MDB_txn *t;
+            MDB_dbi m;
+            MDB_val k = {3, "one"}, v = {1, "1"};
+            CHECK(mdb_txn_begin(env, NULL, 0, &t));
+            CHECK(mdb_dbi_open(t, NULL, 0, &m));
+            CHECK(mdb_put(t, m, &k, &v, 0));
+            CHECK(mdb_txn_commit(t));
+        }
+        mdb_env_close(env);
+    }
+    env = open_env(MDB_RDONLY, &rc);
+    REQUIRE(env);
+    mdbcore_meta_status st;
+    CHECK(mdbcore_env_meta_status(env, &st));
+    EXPECT_EQ(st.flags, 0);
+    EXPECT_EQ(st.used_txnid, 1);
+    mdb_env_close(env);
+    free(img);
+}
+
 /* Another process (LMDB trusts the larger txnid) may publish the damaged page's txnid in
  * the lock file: a read txn here still reads the meta in force, and says so. */
 static void t_lock_file_names_damaged_page(void)
@@ -823,5 +873,6 @@ int main(int argc, char **argv)
     TEST_RUN(t_short_heal_write);
     TEST_RUN(t_new_file_page0_damaged);
     TEST_RUN(t_lock_file_names_damaged_page);
+    TEST_RUN(t_meta1_past_end_of_file);
     TEST_DONE();
 }
