@@ -137,7 +137,7 @@ class App:
         eng = self.engine
         self.debug(f"opening {path} (readonly={readonly})")
         try:
-            return eng.open(
+            env = eng.open(
                 path,
                 subdir=not nosubdir,
                 readonly=readonly,
@@ -160,6 +160,10 @@ class App:
             if kind == "ReadonlyError" or "Permission denied" in str(exc):
                 self.abort(f"{path}: permission denied; check the file's owner and mode")
             self.abort(describe(exc, path))
+        notice = meta_notice(env.info().get("meta"))
+        if notice:
+            self.warn(f"{path}: {notice}")
+        return env
 
     def open_db(self, env: Any, txn: Any, name: Optional[str], path: str = "") -> Any:
         """Open an existing database (``None`` = the main DB) or abort."""
@@ -214,3 +218,16 @@ def name_text(raw: bytes) -> str:
 
 def name_bytes(name: str) -> bytes:
     return name.encode("utf-8", "surrogateescape")
+
+
+def meta_notice(meta: Optional[dict[str, Any]]) -> str:
+    """One line on a damaged meta page (``info()["meta"]``, the mdb core only), or ""."""
+    if not meta or not meta.get("damaged"):
+        return ""
+    bad, used = meta["damaged_page"], meta["page"]
+    what = f"meta page {bad} is damaged ({meta['reason']})"
+    if meta["fallback"]:
+        what += f"; opened the previous snapshot, txn {meta['txnid']}, from meta page {used}"
+    else:
+        what += f"; using meta page {used}, txn {meta['txnid']}"
+    return what + f"; the next write commit rewrites page {bad}"

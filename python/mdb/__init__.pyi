@@ -52,13 +52,26 @@ class _StatDict(TypedDict):
     overflow_pages: int
     entries: int
 
-class _InfoDict(TypedDict):
+class _MetaDict(TypedDict):
+    flags: int
+    damaged: bool
+    fallback: bool
+    healed: bool
+    page: int
+    txnid: int
+    damaged_page: int | None
+    damaged_txnid: int | None
+    reason: str | None
+
+class _InfoDict(TypedDict, total=False):
     map_addr: int
     map_size: int
     last_pgno: int
     last_txnid: int
     max_readers: int
     num_readers: int
+    reader_age: int
+    meta: _MetaDict
 
 class _EnvFlagsDict(TypedDict):
     subdir: bool

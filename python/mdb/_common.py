@@ -253,10 +253,12 @@ def info_dict(
     max_readers: int,
     num_readers: int,
     reader_age: int | None,
-) -> dict[str, int]:
+    meta: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Environment.info(): an MDB_envinfo's fields, plus with the mdb core reader_age (the
-    age of the oldest snapshot a reader holds; None: not available, no key)."""
-    out = {
+    age of the oldest snapshot a reader holds; None: not available, no key) and meta (the
+    state of the two meta pages, :func:`meta_dict`; None: no key)."""
+    out: dict[str, Any] = {
         "map_addr": map_addr,
         "map_size": map_size,
         "last_pgno": last_pgno,
@@ -266,7 +268,39 @@ def info_dict(
     }
     if reader_age is not None:
         out["reader_age"] = reader_age
+    if meta is not None:
+        out["meta"] = meta
     return out
+
+
+#: mdbcore.h's MDBCORE_META_* bits
+META_DAMAGED, META_FALLBACK, META_HEALED = 0x1, 0x2, 0x4
+
+
+def meta_dict(
+    flags: int,
+    used_page: int,
+    used_txnid: int,
+    damaged_page: int,
+    damaged_txnid: int,
+    reason: str | None,
+) -> dict[str, Any]:
+    """info()["meta"]: mdbcore_env_meta_status as a dict. ``fallback`` is True when the
+    newer meta page failed its checks at open and the environment opened the older
+    snapshot; ``damaged`` when either page failed them (and no commit has rewritten it
+    since: then ``healed``)."""
+    damaged = damaged_page >= 0
+    return {
+        "flags": flags,
+        "damaged": bool(flags & META_DAMAGED),
+        "fallback": bool(flags & META_FALLBACK),
+        "healed": bool(flags & META_HEALED),
+        "page": used_page,
+        "txnid": used_txnid,
+        "damaged_page": damaged_page if damaged else None,
+        "damaged_txnid": damaged_txnid if damaged else None,
+        "reason": reason if damaged else None,
+    }
 
 
 def reader_dict(pid: int, thread: int, txnid: int, age: int, pages_held: int) -> dict[str, Any]:

@@ -16,6 +16,7 @@ int mdb_env_create(MDB_env **out)
     if (!env)
         return ENOMEM;
     env->data_fd = env->meta_fd = env->lock_fd = -1;
+    env->meta_bad_slot = -1;
     env->maxreaders = DEFAULT_READERS;
     env->max_dirty = MAX_DIRTY;
     env->maxdbs = CORE_DBS;

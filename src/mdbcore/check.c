@@ -341,6 +341,8 @@ static void check_metas(checker *c, size_t readable)
 {
     const mdbcore_snapshot *in = c->in;
     for (unsigned i = 0; i < 2; i++) {
+        if (in->flags & (i ? MDBCORE_CHECK_SKIP_META1 : MDBCORE_CHECK_SKIP_META0))
+            continue;
         uint64_t off = (uint64_t)i * in->psize;
         if (off + META_OFFSET + sizeof(meta_record) > readable) {
             add_problem(c, i, "", MDBCORE_P_META, "meta page %u beyond the end of the file", i);
@@ -558,6 +560,14 @@ static int snapshot_of_txn(MDB_txn *txn, mdbcore_snapshot *in)
         in->next_pgno = env->metas[txn->txnid & 1]->last_pg + 1;
     in->dbs[FREE_DBI] = txn->dbs[FREE_DBI];
     in->dbs[MAIN_DBI] = txn->dbs[MAIN_DBI];
+    /* A meta page the open found damaged, and that still holds the bytes judged then, is
+     * not part of the snapshot: the env reports it (mdbcore_env_meta_status). */
+    int bad = __atomic_load_n(&env->meta_bad_slot, __ATOMIC_ACQUIRE);
+    const uint8_t *map = __atomic_load_n(&env->map, __ATOMIC_RELAXED); /* may move */
+    if (bad >= 0 && (env->meta_bad_short ||
+                     memcmp(map + (size_t)bad * env->psize, env->meta_bad_copy,
+                            sizeof env->meta_bad_copy) == 0))
+        in->flags |= bad ? MDBCORE_CHECK_SKIP_META1 : MDBCORE_CHECK_SKIP_META0;
     return 0;
 }
 

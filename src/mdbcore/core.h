@@ -80,13 +80,20 @@ void idl_store(const pgno_list l, void *dst);
 
 /* ============================== L1: meta and datafile ============================== */
 /* (lockfile.c and readers.c, also L1, have lockfile.h and readers.h.) */
-/* Read and validate both metas through pread; *newest gets the newer one. */
+/* Read and judge both metas through pread; *newest gets the newest one that holds up.
+ * When the other one fails, its slot is marked damaged (skipped until rewritten). */
 int meta_read(MDB_env *env, meta_record *newest, unsigned *psize_out);
 /* Write the two metas of a new, empty file. */
 int meta_create(MDB_env *env);
-/* The newer of the two metas in the map. */
+/* The meta in force: the newer of the two in the map, skipping a slot found damaged at
+ * open for as long as it holds the same bytes. */
 meta_record *meta_newest(MDB_env *env);
-/* The commit point: write txn's meta into page txnid&1 (tail only). */
+/* Is m (one of env->metas) a page found damaged at open that still holds those bytes? */
+int meta_is_damaged(MDB_env *env, const meta_record *m);
+/* Under the writer lock: forget a damaged slot that another process's commit rewrote. */
+void meta_refresh(MDB_env *env);
+/* The commit point: write txn's meta into page txnid&1 (tail only; the whole page over a
+ * damaged slot, which heals it). */
 int meta_write(MDB_env *env, MDB_txn *txn);
 
 int datafile_map(MDB_env *env, void *addr);

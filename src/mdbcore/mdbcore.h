@@ -57,6 +57,10 @@ int mdbcore_fault_install(void);
 /* Make the n-th call (1 = the next one) of `kind`, counted from now, fail with `err`
  * (a positive errno) without reaching the OS.  Up to 16 rules may be armed at once. */
 int mdbcore_fault_fail_nth(int kind, unsigned long n, int err);
+/* Make the n-th pwrite (counted from now) write only its first `bytes` bytes to the file,
+ * then fail with `err` (a positive errno): a write cut short by an I/O error.  The bytes
+ * that reached the file are logged as a write of that length. */
+int mdbcore_fault_short_nth(unsigned long n, size_t bytes, int err);
 /* Same, but the n-th call and every later one fail ("the disk died"). */
 int mdbcore_fault_fail_from(int kind, unsigned long n, int err);
 /* Kill the process with SIGKILL at the n-th call of `kind`: before making the call
@@ -160,6 +164,10 @@ typedef struct mdbcore_snapshot {
 /* DUPSORT DBs: demand record pages == own pages + dup sub-DB pages.  Off by default because
  * LMDB itself does not keep that (see check.c); by default record pages >= own pages. */
 #define MDBCORE_CHECK_DUP_PAGES_EXACT 0x4u
+/* Do not look at meta page 0 / 1: the environment found it damaged at open and does not
+ * use it (mdbcore_check_txn sets these from the env; see mdbcore_env_meta_status). */
+#define MDBCORE_CHECK_SKIP_META0 0x8u
+#define MDBCORE_CHECK_SKIP_META1 0x10u
 
 /* Problem classes. */
 enum mdbcore_problem_code {
@@ -388,6 +396,31 @@ typedef int (*mdbcore_next_fn)(void *ctx, MDB_val *key, MDB_val *data);
  * then freed, as after any abort). */
 int mdbcore_bulk_load(MDB_txn *txn, MDB_dbi dbi, mdbcore_next_fn next, void *ctx,
                       unsigned flags);
+
+/* ====================================================================================
+ * 7. The meta pages (meta.c).  mdb_env_open judges each meta page on its own (header,
+ *    magic, version, page size, a txnid that fits its page, a last page in range, each
+ *    tree's root page inside the file with a header that agrees with the record) and opens
+ *    from the newest one that holds up.  LMDB 0.9 refuses such a file or trusts the
+ *    damaged meta.  The next commit writes over the damaged page, which heals the file; a
+ *    read-only environment never writes.  Without a checksum in the format, a damaged meta
+ *    whose bytes are still plausible passes (docs/durability.md).
+ * ==================================================================================== */
+#define MDBCORE_META_DAMAGED 0x1u  /* one meta page failed its checks and is not used */
+#define MDBCORE_META_FALLBACK 0x2u /* ... and it was (or may have been) the newer one: the
+                                      environment opened an older snapshot than LMDB would */
+#define MDBCORE_META_HEALED 0x4u   /* a commit has since rewritten the damaged page */
+typedef struct mdbcore_meta_status {
+    unsigned flags;             /* MDBCORE_META_* */
+    int used_page;              /* 0 or 1: the meta in force */
+    txnid_t used_txnid;         /* its txnid */
+    int damaged_page;           /* 0 or 1, or -1 when both pages hold up */
+    txnid_t damaged_txnid;      /* the txnid the damaged page's bytes claim */
+    int damaged_error;          /* MDB_INVALID, MDB_VERSION_MISMATCH or MDB_CORRUPTED */
+    const char *damaged_reason; /* what failed, a static English phrase, or NULL */
+} mdbcore_meta_status;
+/* The state of the meta pages of an open environment: 0 or EINVAL. */
+int mdbcore_env_meta_status(MDB_env *env, mdbcore_meta_status *out);
 
 #ifdef __cplusplus
 }

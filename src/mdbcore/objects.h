@@ -233,6 +233,16 @@ struct MDB_env {
     size_t nretired;
     pthread_mutex_t map_mutex;
     meta_record *metas[2];/* pointers into the map at pages 0 and 1 */
+    /* A meta page that failed its checks at open (meta.c): its slot (-1: none; atomic, the
+     * writer clears it once a commit rewrote the page), why, and its first bytes as judged
+     * (PAGEHDRSZ + meta record): the slot is skipped while it still holds them.  meta_state
+     * holds the MDBCORE_META_* bits reported by mdbcore_env_meta_status. */
+    int meta_bad_slot;
+    int meta_bad_rc;
+    const char *meta_bad_why;
+    unsigned meta_state;
+    int meta_bad_short; /* the damaged page lies (partly) past the end of the file */
+    uint8_t meta_bad_copy[PAGEHDRSZ + sizeof(meta_record)];
     MDB_txn *write_txn;   /* the env's one write txn object, reused */
     pgno_t file_pages;    /* data file length in pages, as last seen (datafile.c) */
     char *data_path;      /* data.mdb (or path with NOSUBDIR) */

@@ -5,7 +5,8 @@
  * runs.  mdbcore_fault_install() (implicit in every arm/record call) swaps os_current for
  * `fault_ops`, whose entries
  *   1. count the call for its kind and fail it with a chosen errno when a rule says so
- *      (the OS is then not called at all);
+ *      (the OS is then not called at all, except by a "short" rule: a write that reaches
+ *      the file with only its first bytes, then fails);
  *   2. pass it to the table that was in force before (`inner`);
  *   3. while recording, append writes (with a copy of the bytes), syncs, truncates and
  *      map calls to an in-memory log.
@@ -39,7 +40,10 @@ typedef struct fault_rule {
     int active;
     unsigned long n;
     unsigned long seen;
+    size_t short_len; /* SHORT_NONE, or: write this many bytes, then fail with err */
 } fault_rule;
+
+#define SHORT_NONE ((size_t)-1)
 
 typedef struct fault_map {
     void *addr;
@@ -49,6 +53,7 @@ typedef struct fault_map {
 
 static pthread_mutex_t fault_mu = PTHREAD_MUTEX_INITIALIZER;
 static __thread int fault_kill_pending; /* a KILL_AFTER rule fired for the current call */
+static __thread size_t fault_short_len;  /* a short rule fired: bytes that reach the file */
 static const os_ops *fault_inner; /* non-NULL while installed */
 static fault_rule fault_rules[FAULT_MAX_RULES];
 static unsigned long fault_counts[MDBCORE_FAULT_NKINDS];
@@ -75,6 +80,7 @@ static int kind_matches(int rule_kind, int kind)
 static int fault_enter(int kind)
 {
     int err = 0;
+    fault_short_len = SHORT_NONE;
     pthread_mutex_lock(&fault_mu);
     fault_counts[kind]++;
     for (int i = 0; i < FAULT_MAX_RULES; i++) {
@@ -89,8 +95,10 @@ static int fault_enter(int kind)
             }
             if (r->err == FAULT_KILL_AFTER)
                 fault_kill_pending = 1;
-            else if (!err)
+            else if (!err) {
                 err = r->err;
+                fault_short_len = r->short_len;
+            }
             if (!r->sticky)
                 r->active = 0;
         }
@@ -184,6 +192,18 @@ static int fo_pread(int fd, void *buf, size_t len, off_t off, size_t *got)
 static int fo_pwrite(int fd, const void *buf, size_t len, off_t off)
 {
     int err = fault_enter(MDBCORE_FAULT_PWRITE);
+    if (err && fault_short_len != SHORT_NONE) {
+        /* a short rule: the first bytes reach the file (and the log), the call fails */
+        size_t part = fault_short_len < len ? fault_short_len : len;
+        if (part && fault_inner->pwrite(fd, buf, part, off) == 0 && recording()) {
+            mdbcore_fault_entry e;
+            entry_for_fd(&e, MDBCORE_FAULT_PWRITE, fd);
+            e.offset = (uint64_t)off;
+            e.len = part;
+            fault_log_add(&e, buf);
+        }
+        return fault_leave(err);
+    }
     int rc = err ? err : fault_inner->pwrite(fd, buf, len, off);
     if (recording()) {
         mdbcore_fault_entry e;
@@ -431,7 +451,7 @@ static int arm(int kind, unsigned long n, int err, int sticky)
     pthread_mutex_lock(&fault_mu);
     for (int i = 0; i < FAULT_MAX_RULES; i++) {
         if (!fault_rules[i].active) {
-            fault_rules[i] = (fault_rule){kind, err, sticky, 1, n, 0};
+            fault_rules[i] = (fault_rule){kind, err, sticky, 1, n, 0, SHORT_NONE};
             rc = 0;
             break;
         }
@@ -443,6 +463,25 @@ static int arm(int kind, unsigned long n, int err, int sticky)
 int mdbcore_fault_fail_nth(int kind, unsigned long n, int err)
 {
     return err > 0 ? arm(kind, n, err, 0) : EINVAL;
+}
+
+int mdbcore_fault_short_nth(unsigned long n, size_t bytes, int err)
+{
+    if (err <= 0)
+        return EINVAL;
+    int rc = arm(MDBCORE_FAULT_PWRITE, n, err, 0);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&fault_mu);
+    for (int i = FAULT_MAX_RULES - 1; i >= 0; i--)
+        if (fault_rules[i].active && fault_rules[i].kind == MDBCORE_FAULT_PWRITE &&
+            fault_rules[i].n == n && fault_rules[i].err == err &&
+            fault_rules[i].short_len == SHORT_NONE && fault_rules[i].seen == 0) {
+            fault_rules[i].short_len = bytes;
+            break;
+        }
+    pthread_mutex_unlock(&fault_mu);
+    return 0;
 }
 
 int mdbcore_fault_kill_nth(int kind, unsigned long n, int after)

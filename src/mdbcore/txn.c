@@ -69,6 +69,13 @@ static int renew_inner(MDB_txn *txn)
             m = __atomic_load_n(&env->metas[t & 1], __ATOMIC_RELAXED);
             if (m->txnid != t) /* lock file older than the metas: trust the metas */
                 m = meta_newest(env);
+            if (meta_is_damaged(env, m)) {
+                /* another process published the txnid of a page this env found damaged:
+                 * read the meta in force, and pin no more than it */
+                m = meta_newest(env);
+                t = m->txnid;
+                txn->reader->txnid = t;
+            }
             txn->txnid = t;
         } else {
             m = meta_newest(env);
@@ -77,6 +84,7 @@ static int renew_inner(MDB_txn *txn)
     } else {
         if ((rc = env_writer_lock(env)) != 0)
             return rc;
+        meta_refresh(env);
         m = meta_newest(env);
         if (env->lock && env->lock->head->txnid != m->txnid)
             env->lock->head->txnid = m->txnid;

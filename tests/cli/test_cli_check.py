@@ -101,6 +101,9 @@ class FakeEnv:
     def check(self) -> Any:
         return self.report
 
+    def info(self) -> Any:
+        return {}
+
     def close(self) -> None:
         pass
 
@@ -194,3 +197,39 @@ def test_json(run, fake) -> None:
         "problems": [],
         "problems_total": 0,
     }
+
+
+def test_check_reports_a_fallback_to_the_older_meta(run, tmp_path: Path) -> None:
+    """The newer meta page damaged: check opens the older snapshot, passes, and says so
+    in its report and in one line on stderr; after a commit both pages are sound again."""
+    import mdb
+    from conftest import put_main
+
+    env = put_main(tmp_path / "e", [(b"k%05d" % i, b"v" * 50) for i in range(300)])
+    e = mdb.open(str(env))
+    with e.begin(write=True) as txn:
+        txn.put(b"later", b"x")
+    last, psize = e.info()["last_txnid"], e.stat()["psize"]
+    e.close()
+    data = env / "data.mdb"
+    raw = bytearray(data.read_bytes())
+    raw[(last & 1) * psize] ^= 0x01  # the page number in the newer meta's header
+    data.write_bytes(bytes(raw))
+    (env / "lock.mdb").unlink()
+
+    res = run("check", str(env))
+    assert res.exit_code == 0, res.output
+    assert "ok: no problems found" in res.stdout
+    line = f"meta page {last & 1} is damaged (bad page header); opened the previous snapshot"
+    assert f"  meta: {line}, txn {last - 1}, from meta page {1 - (last & 1)}" in res.stdout
+    assert res.stderr.count("\n") == 1 and line in res.stderr
+    assert data.read_bytes() == bytes(raw)
+    rep = json.loads(run("check", "--json", str(env)).stdout)
+    assert rep["ok"] and rep["meta"]["fallback"] and rep["txnid"] == last - 1
+
+    e = mdb.open(str(env))
+    with e.begin(write=True) as txn:
+        txn.put(b"heal", b"y")
+    e.close()
+    res = run("check", str(env))
+    assert res.exit_code == 0 and res.stderr == "" and "meta:" not in res.stdout

@@ -11,15 +11,17 @@ from typing import Any
 
 import click
 
-from mdb_cli.context import App
+from mdb_cli.context import App, meta_notice
 from mdb_cli.output import echo_json
 
 HELP = """Check the structure of every database in ENV.
 
-Walks every page reachable from the two meta pages: every database's tree,
-overflow pages and the free list. It prints a summary (pages by kind, free and
-leaked pages, depth and entries per database) and exits with code 1 and the
-location of every problem when the file is damaged.
+Walks every page reachable from the meta page in use: every database's tree,
+overflow pages and the free list. A damaged meta page that the open did not use
+(it fell back to the other one) is reported on its own line, and on stderr.
+It prints a summary (pages by kind, free and leaked pages, depth and entries
+per database) and exits with code 1 and the location of every problem when
+the file is damaged.
 
 \b
 Examples:
@@ -41,6 +43,9 @@ def check(app: App, env: str, nosubdir: bool, as_json: bool) -> None:
     try:
         with app.engine_errors(env):
             report = normalize_report(environment.check())
+            meta = environment.info().get("meta")
+            if meta is not None:  # the mdb core's info() has it
+                report["meta"] = meta
     finally:
         environment.close()
     if as_json:
@@ -140,5 +145,8 @@ def render(env: str, report: dict[str, Any]) -> str:
     listed, total = len(report["problems"]), report["problems_total"]
     if total > listed:
         lines.append(f"  ... and {total - listed} more problem(s) not listed")
+    meta = report.get("meta")
+    if meta and meta["damaged"]:
+        lines.append(f"  meta: {meta_notice(meta)}")
     lines.append("ok: no problems found" if report["ok"] else f"{total} problem(s)")
     return "\n".join(lines) + "\n"

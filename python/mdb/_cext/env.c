@@ -594,16 +594,25 @@ static PyObject *env_info(EnvObject *self, PyObject *unused)
     PyObject *age = PyLong_FromUnsignedLongLong(oldest);
     if (!age)
         return NULL;
+    PyObject *meta = mdb_core_meta_status(self);
+    if (!meta) {
+        Py_DECREF(age);
+        return NULL;
+    }
 #else
-    PyObject *age = Py_None; /* reader_age needs the core */
+    PyObject *age = Py_None; /* reader_age and meta need the core */
     Py_INCREF(age);
+    PyObject *meta = Py_None;
+    Py_INCREF(meta);
 #endif
     /* the dict is mdb._common's, as the cffi backend's */
     PyObject *d = PyObject_CallMethod(
-        mdb_common, "info_dict", "KKKKIIO", (unsigned long long)(uintptr_t)info.me_mapaddr,
+        mdb_common, "info_dict", "KKKKIIOO", (unsigned long long)(uintptr_t)info.me_mapaddr,
         (unsigned long long)info.me_mapsize, (unsigned long long)info.me_last_pgno,
-        (unsigned long long)info.me_last_txnid, info.me_maxreaders, info.me_numreaders, age);
+        (unsigned long long)info.me_last_txnid, info.me_maxreaders, info.me_numreaders, age,
+        meta);
     Py_DECREF(age);
+    Py_DECREF(meta);
     return d;
 }
 

@@ -83,6 +83,17 @@ int mdb_core_reader_age(EnvObject *self, unsigned long long *age)
     PyMem_Free(v);
     return 0;
 }
+/* info()'s meta: mdbcore_env_meta_status as mdb._common.meta_dict's dict. */
+PyObject *mdb_core_meta_status(EnvObject *self)
+{
+    mdbcore_meta_status st;
+    int rc = mdbcore_env_meta_status(self->env, &st);
+    if (rc)
+        return err_set("mdbcore_env_meta_status", rc);
+    return PyObject_CallMethod(mdb_common, "meta_dict", "IiKiKz", st.flags, st.used_page,
+                               (unsigned long long)st.used_txnid, st.damaged_page,
+                               (unsigned long long)st.damaged_txnid, st.damaged_reason);
+}
 /* ---- Transaction.load_sorted: mdbcore_bulk_load fed from a Python iterable ---- */
 
 /* What the load callback keeps between calls: the item handed out last (its buffers

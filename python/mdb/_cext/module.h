@@ -256,6 +256,7 @@ PyObject *mdb_core_freelist(EnvObject *self); /* check.c */
 #if defined(MDB_ENGINE_CORE) && defined(MDB_HAVE_MDBCORE_H)
 PyObject *mdb_core_readers_detail(EnvObject *self);         /* extras.c */
 int mdb_core_reader_age(EnvObject *self, unsigned long long *age); /* extras.c */
+PyObject *mdb_core_meta_status(EnvObject *self);                  /* extras.c */
 PyObject *mdb_core_load_sorted(TxnObject *txn, DbObject *db, PyObject *iterable); /* extras.c */
 #endif
 

@@ -461,16 +461,24 @@ class Environment:
         return _stat_dict(_out_call("mdb_env_stat", "MDB_stat *", lib.mdb_env_stat, self._env))
 
     @_op
-    def info(self) -> dict[str, int]:
+    def info(self) -> dict[str, Any]:
         """Environment information."""
         self._check()
         i = _out_call("mdb_env_info", "MDB_envinfo *", lib.mdb_env_info, self._env)
         age = None
+        meta = None
         if HAVE_CHECK:
             # no read txn (flag 2): info() must not take a reader slot; the pages each
             # reader holds back are in readers(detail=True)
             busy = [r for r in self._reader_table(2) if r["txnid"] is not None]
             age = max((r["age"] for r in busy), default=0)
+            vals = ffi.new("long long[5]")
+            why = ffi.new("const char **")
+            rc = lib.mdbpy_meta_status(self._env, vals, why)
+            if rc:
+                _raise("mdbcore_env_meta_status", rc)
+            reason = ffi.string(why[0]).decode() if why[0] != ffi.NULL else None
+            meta = _common.meta_dict(*(int(v) for v in vals), reason)
         return _common.info_dict(
             int(ffi.cast("uintptr_t", i.me_mapaddr)),
             i.me_mapsize,
@@ -479,6 +487,7 @@ class Environment:
             i.me_maxreaders,
             i.me_numreaders,
             age,
+            meta,
         )
 
     def _reader_table(self, flags: int = 0) -> list[dict[str, Any]]:

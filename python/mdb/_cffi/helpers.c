@@ -557,6 +557,21 @@ int mdbpy_reader_info(MDB_env *env, unsigned long long *vals, size_t max, size_t
     return rc;
 }
 
+int mdbpy_meta_status(MDB_env *env, long long *vals, const char **reason)
+{
+    mdbcore_meta_status st;
+    int rc = mdbcore_env_meta_status(env, &st);
+    if (rc)
+        return rc;
+    vals[0] = st.flags;
+    vals[1] = st.used_page;
+    vals[2] = (long long)st.used_txnid;
+    vals[3] = st.damaged_page;
+    vals[4] = (long long)st.damaged_txnid;
+    *reason = st.damaged_reason;
+    return 0;
+}
+
 typedef struct load_state {
     mdbpy_refill_fn refill;
     void *handle;

@@ -184,6 +184,9 @@ typedef struct mdbpy_chunk {
 typedef int (*mdbpy_refill_fn)(void *handle, mdbpy_chunk *chunk);
 int mdbpy_bulk_load(MDB_txn *txn, MDB_dbi dbi, mdbpy_refill_fn refill, void *handle,
                     size_t *count, int *py_error);
+/* info()["meta"] (mdbcore_env_meta_status): flags, used page, used txnid, damaged page
+ * (-1: none), damaged txnid into vals[5]; *reason the damaged page's reason or NULL. */
+int mdbpy_meta_status(MDB_env *env, long long *vals, const char **reason);
 /* A map that grows by itself (mdbcore_env_set_maxsize / get_maxsize); where the map is
  * and the address space reserved from its start (mdbcore_env_get_mapaddr / mapspan). */
 int mdbpy_set_maxsize(MDB_env *env, unsigned long long bytes);

@@ -111,6 +111,12 @@ if want test_regress; then
 fi
 if want test_dead_writer; then "$OUT/test_dead_writer" "$WORK/dead"; fi
 if want test_ioerr; then "$OUT/test_ioerr" "$WORK/ioerr"; fi
+if want test_meta_torn; then
+  # quick: the tear boundaries inside the meta's 152 bytes (past them an image equals
+  # T's page where anything is read) and 300 random damages instead of 1,500
+  MT=""; if [ $ASAN = 1 ] || [ $QUICK = 1 ]; then MT=quick; fi
+  "$OUT/test_meta_torn" "$WORK/meta_torn" $MT
+fi
 if want test_threads; then "$OUT/test_threads" "$WORK/threads"; fi
 if want test_nested; then "$OUT/test_nested" "$WORK/nested" 1 $((OPS / 100)); fi
 if want test_threads; then "$OUT/test_threads" "$WORK/threads-notls" notls; fi
