@@ -681,6 +681,11 @@ EXPERIMENTS: dict[str, Experiment] = {
     "syncrepl": syncrepl,
 }
 
+# the failure experiments live in their own module, which builds on Lab
+from .failures import crash, mpr  # noqa: E402
+
+EXPERIMENTS.update(crash=crash, mpr=mpr)
+
 
 def describe(name: str) -> str:
     doc = EXPERIMENTS[name].__doc__ or ""
