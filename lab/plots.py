@@ -298,6 +298,7 @@ def _failure_series(
             color=COLORS.get(eng, "k"),
             ls=styles[i % 3],
             lw=1.0,
+            drawstyle="steps-post",
             label=f"{split} {key}",
         )
     for n, (what, at) in enumerate(sorted(marks, key=lambda m: m[1])):
@@ -326,7 +327,7 @@ def _totals(rows: list[dict[str, Any]], exp: str, metrics: list[str], split: str
     for eng in ENGINE_ORDER:
         for key in sorted({k[1] for k in tot if k[0] == eng}):
             vals = ", ".join(f"{m} {tot.get((eng, key, m), 0):,.0f}" for m in metrics)
-            out.append(f"{eng} {key}: {vals}")
+            out.append(f"{eng} {key}".strip() + f": {vals}")
     return "\n".join(out)
 
 
