@@ -681,10 +681,11 @@ EXPERIMENTS: dict[str, Experiment] = {
     "syncrepl": syncrepl,
 }
 
-# the failure experiments live in their own module, which builds on Lab
+# the failure and refresh experiments live in their own modules, which build on Lab
 from .failures import crash, mpr  # noqa: E402
+from .refresh import refresh_under_load  # noqa: E402
 
-EXPERIMENTS.update(crash=crash, mpr=mpr)
+EXPERIMENTS.update({"crash": crash, "mpr": mpr, "refresh-under-load": refresh_under_load})
 
 
 def describe(name: str) -> str:

@@ -196,6 +196,8 @@ def _draw(exp: str, rows: list[dict[str, Any]], g: Groups) -> Any:
         return _draw_crash(rows, g)
     elif exp == "mpr":
         return _draw_mpr(rows, g)
+    elif exp == "refresh-under-load":
+        return _draw_refresh(rows, g)
     elif exp == "seed001":
         fig, ax = _figure(exp, "Seed 001: read txn cost against open named databases", 2)
         _lines(ax[0], g, exp, "begin_us", "ndbs", logx=True, logy=True)
@@ -374,4 +376,27 @@ def _draw_mpr(rows: list[dict[str, Any]], g: Groups) -> Any:
     a[3].set_ylabel("seconds")
     text = _totals(rows, "mpr", ["acked_modifies", "lost"], "")
     a[3].set_title(text.replace("\n", "; "), fontsize=7)
+    return fig
+
+
+def _draw_refresh(rows: list[dict[str, Any]], g: Groups) -> Any:
+    exp = "refresh-under-load"
+    fig, a = _figure(exp, "refresh-under-load: a new consumer joins a provider under load", 4, 18)
+    for ax, kind, title in zip(a[:2], ("search", "modify"), ("searches", "modifies")):
+        _timeseries(ax, rows, exp, f"{kind}_interval_ops_s")
+        for r in rows:
+            if r["metric"] in ("join_at_s", "refreshed_at_s") and r["round"] == 0:
+                join = r["metric"] == "join_at_s"
+                ax.axvline(
+                    r["value"] + 1,  # intervals are drawn from 1
+                    color=COLORS.get(r["engine"], "k"),
+                    ls="--" if join else ":",
+                    lw=0.8,
+                )
+        ax.set_title(f"{title} per interval; consumer joins (--), refreshed (:)", fontsize=8)
+    kinds = ("search_without_ops_s", "search_during_ops_s")
+    _bars(a[2], g, exp, [*kinds, "modify_without_ops_s", "modify_during_ops_s"])
+    a[2].set_ylabel("provider ops/s")
+    _bars(a[3], g, exp, ["refresh_s"])
+    a[3].set_ylabel("seconds to refresh N entries")
     return fig

@@ -51,6 +51,14 @@ HEADLINE = {
         "lag_after_p50_ms",
         "lag_after_p99_ms",
     ),
+    "refresh-under-load": (
+        "refresh_s",
+        "refresh_entries_s",
+        "search_without_ops_s",
+        "search_during_ops_s",
+        "modify_without_ops_s",
+        "modify_during_ops_s",
+    ),
 }
 
 

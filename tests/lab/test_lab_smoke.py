@@ -73,6 +73,17 @@ EXPECTED = {
         "restart_at_s",
         "tree_entries",
     },
+    "refresh-under-load": {
+        "refresh_s",
+        "refresh_entries_s",
+        "search_without_ops_s",
+        "search_during_ops_s",
+        "modify_without_ops_s",
+        "modify_during_ops_s",
+        "search_interval_ops_s",
+        "join_at_s",
+        "refreshed_at_s",
+    },
 }
 
 
