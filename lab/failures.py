@@ -580,7 +580,7 @@ class Prober(threading.Thread):
 
 def mpr(lab: Lab, eng: Engine, rnd: int) -> None:
     """Two providers in multi-provider replication (syncprov + syncrepl to each other)
-    and a consumer of provider 1; ModRate on both providers, on their own and on shared
+    and a consumer of provider 2; ModRate on both providers, on their own and on shared
     entries; provider 1 SIGKILLed mid-load and restarted: rate per provider over time, time
     until all three agree (contextCSN and an ldap3 digest of the whole tree), acknowledged
     modifies lost, replication lag before and after."""
