@@ -163,6 +163,36 @@ static size_t nkept, capkept;
 static unsigned long long lt_checked, lt_changed, lt_bytes;
 static unsigned long long lt_kind_checked[16], lt_kind_changed[16];
 static int opt_lt_soft;
+/* values checked per returning call (cursor op, get, digest, ...) */
+static struct {
+    const char *what;
+    unsigned long long n;
+} lt_by_call[64];
+
+static void count_call(const char *what)
+{
+    for (int i = 0; i < 64; i++) {
+        if (!lt_by_call[i].what)
+            lt_by_call[i].what = what;
+        if (lt_by_call[i].what == what || !strcmp(lt_by_call[i].what, what)) {
+            lt_by_call[i].n++;
+            return;
+        }
+    }
+}
+
+/* One line: values checked by kind of database and by returning call. */
+static void lifetime_report(FILE *f)
+{
+    fprintf(f, "lifetime: checked=%llu changed=%llu bytes=%llu", lt_checked, lt_changed,
+            lt_bytes);
+    for (int k = 0; k < 16; k++)
+        if (lt_kind_checked[k])
+            fprintf(f, " kind%d=%llu/%llu", k, lt_kind_checked[k], lt_kind_changed[k]);
+    for (int i = 0; i < 64 && lt_by_call[i].what; i++)
+        fprintf(f, " %s:%llu", lt_by_call[i].what, lt_by_call[i].n);
+    fputc('\n', f);
+}
 
 static void keep_val(const MDB_txn *txn, int kind, const char *what, const MDB_val *v)
 {
@@ -186,6 +216,29 @@ static void keep_val(const MDB_txn *txn, int kind, const char *what, const MDB_v
     e->kind = kind;
 }
 
+/* Under AddressSanitizer (the fuzzer's build), memory a value pointed into may have been
+ * freed already (a cursor's copy of a page, freed with the cursor): that value is gone,
+ * and reading it would stop the run. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LT_ASAN 1
+#endif
+#endif
+#ifdef LT_ASAN
+void *__asan_region_is_poisoned(void *beg, size_t size);
+static int lt_freed(const void *p, size_t n)
+{
+    return __asan_region_is_poisoned((void *)p, n) != NULL;
+}
+#else
+static int lt_freed(const void *p, size_t n)
+{
+    (void)p;
+    (void)n;
+    return 0;
+}
+#endif
+
 /* Compare and forget every value kept for `txn` (NULL: all). */
 static void check_vals(const MDB_txn *txn, const char *why)
 {
@@ -196,10 +249,14 @@ static void check_vals(const MDB_txn *txn, const char *why)
             kept[j++] = *e;
             continue;
         }
+        if (getenv("LMDBDIFF_LIFETIME_TRACE"))
+            fprintf(stderr, "lifetime: checking a value from %s (kind %d) before %s\n",
+                    e->what, e->kind, why);
         lt_checked++;
         lt_bytes += e->n;
         lt_kind_checked[e->kind & 15]++;
-        if (memcmp(e->p, e->copy, e->n) != 0) {
+        count_call(e->what);
+        if (lt_freed(e->p, e->n) || memcmp(e->p, e->copy, e->n) != 0) {
             lt_changed++;
             lt_kind_changed[e->kind & 15]++;
             if (opt_lt_soft) {
@@ -1447,7 +1504,10 @@ int main(int argc, char **argv)
             line_start("txn-abort\n");
         }
         if (!reader) {
-            if (t >= 1) {
+            /* MDB_NOLOCK: no reader table, so a reader living across write txns is the
+             * caller's error (LMDB then reuses pages it still reads: MDB_CORRUPTED,
+             * crashes); only the snapshot reads between write txns are made */
+            if (t >= 1 && !(opt_envflags & MDB_NOLOCK)) {
                 rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &reader);
                 line_start("reader-begin");
                 printf(" rc=%d id=%zu\n", rc, rc ? (size_t)0 : mdb_txn_id(reader));
@@ -1536,13 +1596,7 @@ int main(int argc, char **argv)
         read_only_phase(dir, eflags);
     printf("# end\n");
 #ifndef LMDBDIFF_EMBED
-    fprintf(stderr, "lifetime: checked=%llu changed=%llu bytes=%llu", lt_checked, lt_changed,
-            lt_bytes);
-    for (int k = 0; k < K_NKINDS; k++)
-        if (lt_kind_checked[k])
-            fprintf(stderr, " %s=%llu/%llu", kind_name[k], lt_kind_checked[k],
-                    lt_kind_changed[k]);
-    fputc('\n', stderr);
+    lifetime_report(stderr);
 #endif
     return 0;
 }
