@@ -16,8 +16,6 @@
  * key.  Entering a node positions the sub-cursor on its first (moving forward) or last
  * (moving backward) duplicate.
  */
-#include <stddef.h>
-
 #include "core.h"
 
 /* Every field but the page stack, which is only read below snum (0 here): mdb_get and
@@ -159,9 +157,7 @@ int cursor_node(MDB_cursor *mc, node_header **out)
 
 void cursor_attach_x(MDB_cursor *mc, struct xcursor *x)
 {
-    /* Everything but the sub-page buffer: that is written by xcursor_load before it is read,
-     * and clearing its 32 KiB cost more than the rest of a small put on a DUPSORT DB. */
-    memset(x, 0, offsetof(struct xcursor, subpage));
+    memset(x, 0, sizeof(*x));
     mc->xcursor = x;
     x->mc.txn = mc->txn;
     x->mc.dbi = mc->dbi;
@@ -193,10 +189,12 @@ int xcursor_load(MDB_cursor *mc, node_header *n)
         x->mc.inline_root = NULL;
         return 0;
     }
-    if (ds < PAGEHDRSZ || ds > mc->txn->env->psize || ds > sizeof(x->subpage))
+    /* Read in place (page_header has alignment 1, so any offset is fine): what is
+     * returned from here points into the leaf, as long-lived as the leaf's own values.
+     * The caller checked that the node's data lies inside its page (node_check_in). */
+    if (ds < PAGEHDRSZ || ds > mc->txn->env->psize)
         return CORRUPT_AT(mc->pg[mc->top]->pgno);
-    memcpy(x->subpage, node_data(n), ds);
-    page *sp = (page *)x->subpage;
+    page *sp = (page *)node_data(n);
     unsigned lo = sp->u.bounds.lower, up = sp->u.bounds.upper;
     if (!(sp->flags & P_LEAF) || !(sp->flags & P_SUBP) || lo < PAGEHDRSZ || (lo & 1) ||
         lo > up || lo == PAGEHDRSZ ||

@@ -5,7 +5,9 @@
  * Invariant: on return every page of mc->pg[0..snum) is dirty in mc's txn, each parent's
  * child pointer (or the database record's root) names the copy, and the database is
  * marked DBS_DIRTY.  A sub-page inline in a leaf node (mc->inline_root) is left alone: it
- * lives inside its (now writable) leaf.  A named database's first touch in a txn may also
+ * lives inside its (now writable) leaf.  The duplicate cursor of mc, when it reads a
+ * sub-page of the leaf that was copied, is moved to the same place in the copy (it reads
+ * sub-pages in place; rebase_subpage).  A named database's first touch in a txn may also
  * copy MAIN's path to its record (touch_db_record): a placement choice only, the commit
  * copies whatever is still clean.
  */
@@ -34,6 +36,20 @@ static int touch_db_record(MDB_txn *txn, MDB_dbi dbi)
     return cursor_touch(&m2);
 }
 
+/* The leaf `from` was copied to `to` (same bytes): a duplicate cursor reading a sub-page
+ * inside it follows, so that it sees the writes about to go into the copy. */
+static void rebase_subpage(MDB_cursor *mc, const page *from, page *to)
+{
+    MDB_cursor *x = &mc->xcursor->mc;
+    const uint8_t *sp = (const uint8_t *)x->inline_root, *base = (const uint8_t *)from;
+    if (!sp || sp < base || sp >= base + mc->txn->env->psize)
+        return;
+    page *moved = (page *)((uint8_t *)to + (sp - base));
+    if (x->snum && x->pg[0] == x->inline_root)
+        x->pg[0] = moved;
+    x->inline_root = moved;
+}
+
 /* (core.h's cursor_touch has stepped over a top-level txn's dirty prefix already) */
 int cursor_touch_from(MDB_cursor *mc, unsigned from)
 {
@@ -55,6 +71,8 @@ int cursor_touch_from(MDB_cursor *mc, unsigned from)
             mc->db->root = np->pgno;
         else
             node_set_child(PG_NODE(mc->pg[i - 1], mc->ki[i - 1]), np->pgno);
+        if (mc->xcursor && i + 1 == mc->snum)
+            rebase_subpage(mc, p, np);
         mc->pg[i] = np;
     }
     *mc->dbstate |= DBS_DIRTY;

@@ -10,7 +10,9 @@
  * larger than node_max becomes a sub-tree.  Like LMDB we never shrink a sub-tree back into
  * a sub-page, and a key keeps F_DUPDATA while it has at least one value.
  * Invariants: the main tree's `entries` counts key/value pairs; a sub-page is rebuilt from
- * a private copy of its values (its bytes live in the leaf we are about to rewrite);
+ * a private copy of its values or bytes (its bytes live in the leaf we are about to
+ * rewrite), and no value handed back points into such a copy: after the rewrite the
+ * sub-cursor is loaded again from the node (stand_on_value, stand_on_index);
  * after a put the cursor stands on the pair written.
  */
 #include <stdlib.h>
@@ -181,26 +183,32 @@ static int stand_on_index(MDB_cursor *mc, const MDB_val *data, size_t at)
     return 0;
 }
 
+/* Sub-pages up to this size are rebuilt on the stack: all of them with 4 KiB pages
+ * (node_max is 2,038 there), the bigger ones of bigger pages in a malloc'd buffer. */
+#define SUBPAGE_STACK_BUF 2048
+
 /*
- * Insert `data` at index `at` of the key's sub-page.  The page is grown inside the
- * duplicate cursor's private copy (xcursor_load checked its bounds), only by what the new
- * value lacks, and the key's node is rewritten once.  Values that would make the node
- * larger than node_max go to a sub-tree instead (store_values).
+ * Insert `data` at index `at` of the key's sub-page.  The sub-cursor reads the sub-page
+ * where it lies, in the leaf that tree_put is about to rewrite, so the new one is built
+ * in a scratch copy (xcursor_load checked the bounds), grown only by what the new value
+ * lacks, and the key's node is rewritten once.  The copy is gone when this returns:
+ * stand_on_index points the sub-cursor at the rewritten node.  Values that would make
+ * the node larger than node_max go to a sub-tree instead (store_values).
  */
 static int subpage_insert(MDB_cursor *mc, const MDB_val *key, const MDB_val *data, size_t at,
                           int fixed)
 {
     struct xcursor *x = mc->xcursor;
-    page *sp = x->mc.inline_root;
+    page *old = x->mc.inline_root;
     size_t ds = x->mc.inline_size;
-    int packed = (sp->flags & P_LEAF2) != 0;
-    size_t need = packed ? sp->leaf2_ksize : sizeof(indx_t) + EVEN(NODESIZE + data->mv_size);
-    size_t room = PG_ROOM(sp);
+    int packed = (old->flags & P_LEAF2) != 0;
+    size_t need = packed ? old->leaf2_ksize : sizeof(indx_t) + EVEN(NODESIZE + data->mv_size);
+    size_t room = PG_ROOM(old);
     size_t grow = room >= need ? 0 : need - room;
     int rc;
     if (NODESIZE + key->mv_size + ds + grow > mc->txn->env->node_max) {
         valset vs;
-        if ((rc = valset_from_subpage(&x->mc, sp, at, &vs)) == 0) {
+        if ((rc = valset_from_subpage(&x->mc, old, at, &vs)) == 0) {
             memcpy(vs.buf + at * VAL_MAX, data->mv_data, data->mv_size);
             vs.v[at].mv_size = data->mv_size;
             vs.v[at].mv_data = vs.buf + at * VAL_MAX;
@@ -209,6 +217,12 @@ static int subpage_insert(MDB_cursor *mc, const MDB_val *key, const MDB_val *dat
         valset_free(&vs);
         return rc;
     }
+    _Alignas(8) uint8_t stack_buf[SUBPAGE_STACK_BUF];
+    uint8_t *buf = ds + grow <= sizeof(stack_buf) ? stack_buf : malloc(ds + grow);
+    if (!buf)
+        return ENOMEM;
+    memcpy(buf, old, ds);
+    page *sp = (page *)buf;
     if (grow) {
         /* Packed values sit at the front, so the free gap just widens.  Nodes sit at the
          * back: they move up by `grow`, and so do their offsets. */
@@ -227,10 +241,14 @@ static int subpage_insert(MDB_cursor *mc, const MDB_val *key, const MDB_val *dat
         sp->u.bounds.upper = (indx_t)(up + grow);
     }
     MDB_val none = {0, NULL};
-    if ((rc = page_add_node(sp, (unsigned)at, data, &none, 0, 0, NULL)) != 0)
-        return rc;
-    MDB_val d = {ds + grow, sp};
-    return tree_put(mc, key, &d, PUT_DUPDATA | MDB_CURRENT);
+    rc = page_add_node(sp, (unsigned)at, data, &none, 0, 0, NULL);
+    if (rc == 0) {
+        MDB_val d = {ds + grow, sp};
+        rc = tree_put(mc, key, &d, PUT_DUPDATA | MDB_CURRENT);
+    }
+    if (buf != stack_buf)
+        free(buf);
+    return rc;
 }
 
 static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in, unsigned flags);
@@ -571,15 +589,16 @@ static int dup_current_inner(MDB_cursor *mc, const MDB_val *key, MDB_val *data)
         return dup_put(mc, &k, data, 0);
     }
     unsigned ki = mc->ki[mc->top], xki = xc->ki[xc->top];
+    /* where the value sits in the sub-page, before the touch may move the leaf */
+    size_t off = (xp->flags & P_LEAF2) ? PAGEHDRSZ + (size_t)xki * xp->leaf2_ksize
+                                       : (size_t)xp->slots[xki] + NODESIZE;
     if ((rc = cursor_touch(mc)) != 0)
         return rc;
     n = PG_NODE(mc->pg[mc->top], ki);
     if (!(n->flags & F_SUBDATA)) {
-        /* write into the sub-page inside the (now private) leaf node, and into our copy */
-        size_t off = (xp->flags & P_LEAF2) ? PAGEHDRSZ + (size_t)xki * xp->leaf2_ksize
-                                           : (size_t)xp->slots[xki] + NODESIZE;
+        /* into the sub-page inside the (now private) leaf node, which the sub-cursor
+         * reads in place (cursor_touch re-pointed it at the copy) */
         memcpy((uint8_t *)node_data(n) + off, data->mv_data, data->mv_size);
-        memcpy((uint8_t *)xp + off, data->mv_data, data->mv_size);
         *mc->dbstate |= DBS_DIRTY;
         return 0;
     }

@@ -15,6 +15,13 @@
  *   off 14 u16 upper       lowest node offset    }    u32 pages (run length)
  *   off 16 u16 slots[]     node offsets from the page start, in key order
  * Nodes are packed downward from the page end; each node starts 2-byte aligned.
+ *
+ * A DUPSORT sub-page is a page inside a leaf node's data, which follows the node's key
+ * and so starts at any byte offset; its nodes start at any byte too.  The engine reads
+ * sub-pages where they lie, so page_header and node_header are declared with alignment
+ * 1 (packed: the layouts have no padding, the asserts below pin that).  On x86-64 the
+ * loads are the same instructions; what it buys is that no access through a page or
+ * node pointer assumes an alignment the format does not give.
  */
 #ifndef MDBCORE_FORMAT_H
 #define MDBCORE_FORMAT_H
@@ -58,7 +65,7 @@ typedef struct page_header {
         uint32_t overflow_pages;
     } u;
     indx_t slots[]; /* node offsets */
-} page_header;
+} __attribute__((packed)) page_header;
 
 #define PAGEHDRSZ 16u
 
@@ -69,7 +76,7 @@ typedef struct node_header {
     uint16_t flags; /* leaf: F_* below;            branch: child pgno bits 32-47 */
     uint16_t ksize;
     uint8_t key[];
-} node_header;
+} __attribute__((packed)) node_header;
 
 #define NODESIZE 8u
 
@@ -137,6 +144,9 @@ typedef struct lock_header {
 /* Static layout checks: these are ABI with real LMDB. */
 _Static_assert(sizeof(page_header) == 16, "page header is 16 bytes");
 _Static_assert(offsetof(page_header, flags) == 10, "page flags at 10");
+_Static_assert(offsetof(page_header, slots) == 16, "slots at 16");
+_Static_assert(_Alignof(page_header) == 1 && _Alignof(node_header) == 1,
+               "pages and nodes are read at any byte offset (sub-pages)");
 _Static_assert(sizeof(node_header) == 8, "node header is 8 bytes");
 _Static_assert(sizeof(db_record) == 48, "MDB_db is 48 bytes");
 _Static_assert(offsetof(db_record, root) == 40, "md_root at 40");

@@ -166,7 +166,10 @@ struct MDB_cursor {
     size_t trk_len, trk_cap;
     int trk_state;          /* TRK_* in core.h */
     /* Sub-cursor over a sub-page: the page lives inside its parent's leaf node, so it is
-     * the root itself rather than a pgno (cursor.c). */
+     * the root itself rather than a pgno (cursor.c).  It points where the sub-page lies,
+     * in the map or in the txn's dirty copy of the leaf, never at a copy: values read
+     * through it live as long as LMDB's.  Whoever moves the leaf re-points it
+     * (cursor_touch) or drops it (tree_put, tree_del, cursor_track reset the sub-cursor). */
     page *inline_root;
     unsigned inline_size;
     /* While a child of its txn runs, a write cursor works in the child (as in LMDB); this
@@ -183,8 +186,6 @@ struct xcursor {
     db_record db;    /* the dup tree's record (synthesised for a sub-page) */
     db_info info;    /* info.cmp = the parent's duplicate comparator */
     uint8_t state;
-    /* A sub-page sits at any byte offset inside its node; we read an aligned copy. */
-    _Alignas(8) uint8_t subpage[MAX_PAGESIZE];
 };
 
 /* ---- environment ---- */
