@@ -430,7 +430,8 @@ static void gen_val(const struct db *d, MDB_val *v)
 static int ours_buf(const void *p)
 {
     const unsigned char *c = p;
-    return (c >= kbuf && c < kbuf + sizeof kbuf) || (c >= vbuf && c < vbuf + sizeof vbuf);
+    return (c >= kbuf && c < kbuf + sizeof kbuf) || (c >= vbuf && c < vbuf + sizeof vbuf) ||
+           p == (const void *)&kint || p == (const void *)&kint64;
 }
 
 static void keep(const MDB_txn *txn, const struct db *d, const char *what, const MDB_val *v)
@@ -778,8 +779,10 @@ static void op_cursor(MDB_txn *txn, int writable)
                 rc = mdb_cursor_get(c, &k, &cur, MDB_GET_CURRENT);
                 if (rc == 0 && d->kind == K_CUSTDUP && cur.mv_size == 10)
                     memcpy(vbuf, cur.mv_data, 6);
-                if (rc == 0)
+                if (rc == 0) {
                     keep(txn, d, "c-getcur-for-put", &cur);
+                    check_vals(txn, "c-put-current"); /* the put is the next write */
+                }
                 if (rc) {
                     line_start("c-getcur-for-put");
                     printf(" rc=%d\n", rc);
