@@ -131,7 +131,7 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
      * still answers MDB_NOTFOUND after it (0.9.24 and 0.9.36).  Rare, so the lookup that
      * tells a new key from an existing one is made only then. */
     unsigned eof_mark = c->flags & C_EOF;
-    if (eof_mark && !(flags & MDB_MULTIPLE)) {
+    if (eof_mark) {
         MDB_val old;
         if (mdb_get(txn, c->dbi, key, &old) == 0 || !cursor_put_keeps_eof(c, key))
             eof_mark = 0;
@@ -165,6 +165,8 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
                 break;
         }
         data[1].mv_size = done;
+        if (c->flags & C_INITIALIZED)
+            c->flags |= eof_mark;
         return api_poison(txn, rc);
     }
     rc = dup_put(c, key, data, flags);
@@ -198,9 +200,21 @@ int mdb_cursor_del(MDB_cursor *c, unsigned int flags)
         MDB_val k, cur;
         if (flags & MDB_NODUPDATA)
             return api_poison(txn, dup_del(c, NULL, 1));
+        /* Deleting one of several duplicates leaves the key, and LMDB then leaves the main
+         * cursor's delete and end marks as they were (reading the value here is no move
+         * of the caller's either) */
+        unsigned marks = c->flags & (C_DEL | C_EOF);
         if ((rc = cursor_get(c, &k, &cur, MDB_GET_CURRENT)) != 0)
             return rc;
-        return api_poison(txn, dup_del(c, &cur, 1));
+        size_t values = 1;
+        if (cursor_count(c, &values) != 0)
+            values = 1;
+        c->flags &= ~C_EOF;
+        c->flags |= marks & C_DEL;
+        rc = dup_del(c, &cur, 1);
+        if (rc == 0 && values > 1)
+            c->flags |= marks;
+        return api_poison(txn, rc);
     }
     rc = tree_del_current(c, 0);
     if (rc == MDB_INCOMPATIBLE) /* a named database's record: as mdb_del */

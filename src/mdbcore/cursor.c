@@ -257,7 +257,9 @@ int cursor_put_keeps_eof(MDB_cursor *mc, const MDB_val *key)
     page *p = mc->pg[mc->top];
     unsigned nk = PG_NKEYS(p);
     MDB_val first, last;
-    if (nk == 0 || leaf_key(mc, p, 0, &first) || leaf_key(mc, p, nk - 1, &last))
+    if (nk == 0)
+        return 1; /* LMDB answers from the empty page at once */
+    if (leaf_key(mc, p, 0, &first) || leaf_key(mc, p, nk - 1, &last))
         return 0;
     MDB_cmp_func *cmp = cursor_cmp(mc);
     if (cmp_keys(cmp, key, &first) < 0)

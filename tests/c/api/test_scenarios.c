@@ -666,6 +666,7 @@ struct step {
 #define DELND_STEP ((MDB_cursor_op)-2) /* mdb_cursor_del(MDB_NODUPDATA) */
 #define COUNT_STEP ((MDB_cursor_op)-3) /* mdb_cursor_count: want_rc, then the count in want_val */
 #define ENTRIES_STEP ((MDB_cursor_op)-4) /* mdb_stat: the entries must be want_rc */
+#define PUTNO_STEP ((MDB_cursor_op)-5)   /* mdb_cursor_put(key, val, MDB_NOOVERWRITE) */
 
 /* Fill a fresh database from "k=v k=v ..." and run the steps on one cursor. */
 static void run_cursor_script(const char *name, unsigned dbflags, const char *pairs,
@@ -702,6 +703,9 @@ static void run_cursor_script(const char *name, unsigned dbflags, const char *pa
             EXPECT_MSG(rc == st->want_rc, "%s step %d (count): rc %d (%s), want %d", name, i,
                        rc, mdb_strerror(rc), st->want_rc);
             continue;
+        } else if (st->op == PUTNO_STEP) {
+            k = S(st->key), v = S(st->val);
+            rc = mdb_cursor_put(cur, &k, &v, MDB_NOOVERWRITE);
         } else if (st->op == ENTRIES_STEP) {
             MDB_stat stat;
             EXPECT_OK(mdb_stat(txn, dbi, &stat));
@@ -809,6 +813,19 @@ static void s_cursor_after_delete(void) {
     };
     run_cursor_script("lastdup-nextdup", MDB_DUPSORT, "a=1 b=1 b=2 c=1", last_dup_next_dup,
                       NSTEPS(last_dup_next_dup));
+    /* The delete mark of a whole-key delete survives a put refused by MDB_NOOVERWRITE
+     * (LMDB clears it only past that check) and the delete of one of several duplicates
+     * (which leaves the main cursor's marks alone): NEXT_DUP then answers NOTFOUND */
+    const struct step mark_kept[] = {
+        {MDB_SET_KEY, "c", NULL, 0, "c", "1"},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {PUTNO_STEP, "b", "9", MDB_KEYEXIST, NULL, NULL},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {MDB_NEXT_DUP, NULL, NULL, MDB_NOTFOUND, NULL, NULL},
+        {ENTRIES_STEP, NULL, NULL, 3, NULL, NULL},
+    };
+    run_cursor_script("delmark-kept", MDB_DUPSORT, "a=1 b=1 b=2 c=1 d=1", mark_kept,
+                      NSTEPS(mark_kept));
 }
 
 static void s_next_after_first_dup(void) {
