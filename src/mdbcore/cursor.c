@@ -456,8 +456,13 @@ static int go_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
      * deleted -- has no duplicates to step back through: PREV_DUP acts as PREV there and
      * lands on the last value of the item before (LMDB 0.9.36; 0.9.24 answered NOTFOUND,
      * docs/compat.md) */
-    if (!(mc->flags & C_INITIALIZED))
-        return go_last(mc, key, data);
+    if (!(mc->flags & C_INITIALIZED)) {
+        /* LMDB goes to the last item and steps back from past it, which clears the end
+         * mark LAST sets (a cursor put after this must not find it) */
+        int rc = go_last(mc, key, data);
+        mc->flags &= ~C_EOF;
+        return rc;
+    }
     if (op == MDB_PREV_DUP && mc->ki[mc->top] >= PG_NKEYS(mc->pg[mc->top]))
         op = MDB_PREV;
     if (op != MDB_PREV_NODUP && on_dups(mc)) {

@@ -74,7 +74,7 @@ KNOWN_BUGS = {
     "cursor-after-multiple-put": (
         "after an mdb_cursor_put(MDB_MULTIPLE) that merges into a key's existing "
         "duplicates, LMDB 0.9.36's next NEXT / NEXT_DUP / NEXT_MULTIPLE starts from another "
-        "duplicate than ours (3 of 200 seeds of the full workload; rundiff.py --known-after "
+        "duplicate than ours (2 of 200 seeds of the full workload; rundiff.py --known-after "
         "c-put-multiple)"
     ),
     # (empty: "dup-equal-replace" -- MDB_CURRENT / put onto an equal-comparing duplicate
