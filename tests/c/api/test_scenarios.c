@@ -983,6 +983,24 @@ static void s_txn_error_paths(void) {
     EXPECT_OK(mdb_get(txn, a, &k, &v));
     mdb_txn_abort(txn);
 
+    /* the refused put has already touched the path: the commit is a new snapshot (found
+     * by fuzz_apidiff); with MDB_NOOVERWRITE LMDB answers MDB_KEYEXIST first, with the
+     * record's bytes */
+    MDB_envinfo ei;
+    EXPECT_OK(mdb_env_info(env, &ei));
+    size_t before = ei.me_last_txnid;
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    v = S("junk");
+    EXPECT_RC(mdb_put(txn, MAIN_DBI, &name, &v, MDB_NOOVERWRITE), MDB_KEYEXIST);
+    EXPECT_MSG(v.mv_size == 48, "NOOVERWRITE onto a named record: old value of %zu bytes",
+               v.mv_size);
+    v = S("junk");
+    EXPECT_RC(mdb_put(txn, MAIN_DBI, &name, &v, 0), MDB_INCOMPATIBLE);
+    EXPECT_OK(mdb_txn_commit(txn));
+    EXPECT_OK(mdb_env_info(env, &ei));
+    EXPECT_MSG(ei.me_last_txnid == before + 1, "refused put of a named record: txn id %zu -> %zu",
+               before, ei.me_last_txnid);
+
     /* the same in a child: its commit fails, and so does its parent */
     MUST(mdb_txn_begin(env, NULL, 0, &txn));
     MUST(mdb_txn_begin(env, txn, 0, &child));
