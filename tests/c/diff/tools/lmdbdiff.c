@@ -7,7 +7,7 @@
  * the two transcripts must be identical (tests/c/diff/rundiff.py compares them).
  *
  *   lmdbdiff [--seed N] [--txns N] [--no-dupsort] [--no-nested] [--layout] [--lmdb0924]
- *            [--no-custdup] DIR
+ *            [--no-custdup] [--walk] [--envflags HEX] [--lifetime-soft] DIR
  *
  *   --seed N       PRNG seed (default 1)
  *   --txns N       number of top-level write transactions (default 60)
@@ -28,9 +28,19 @@
  *                  move right after FIRST_DUP (0.9.24 keeps a stale end-of-duplicates
  *                  flag there: LAST, FIRST_DUP, NEXT_DUP gives NOTFOUND).  Both builds of
  *                  a comparison must get the same flags.
- *                  Without the flag (comparing with LMDB 0.9.36), one 0.9.36 bug is
- *                  steered clear of instead: a relative move right after mdb_cursor_del
- *                  removed a whole key of a DUPSORT database becomes FIRST.
+ *                  Without the flag (comparing with LMDB 0.9.36) the workload makes every
+ *                  cursor op from every state, failed calls and what follows them, and
+ *                  steers clear only of what makes 0.9.36 crash or damage its own data
+ *                  and of answers that depend on the page layout (op_cursor says which;
+ *                  docs/compat.md lists them).
+ *   --walk         one database (plain, DUPSORT or DUPFIXED) filled at random, then one
+ *                  cursor session of 300 calls on it in a write txn
+ *   --envflags HEX flags for mdb_env_open (default MDB_NOTLS); MDB_RDONLY adds a phase
+ *                  that opens the written environment again read-only
+ *   --lifetime-soft  values changed before their txn's next write or end are only
+ *                  counted (stderr), not printed in the transcript
+ * Every key and value returned is checked by a value-lifetime oracle (check_vals); the
+ * count is printed on stderr ("lifetime: checked=N changed=M ...").
  *
  * DIR must exist and be empty; the environment is left there for the file checks.
  * Exit status: 0 when the workload ran to its end (whatever the return codes were),
@@ -1322,7 +1332,7 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: lmdbdiff [--seed N] [--txns N] [--no-dupsort] [--no-nested] [--layout] "
-            "[--lmdb0924] [--no-custdup] DIR\n");
+            "[--lmdb0924] [--no-custdup] [--walk] [--envflags HEX] [--lifetime-soft] DIR\n");
     return 2;
 }
 
