@@ -56,6 +56,10 @@ int main(int argc, char **argv)
         unlink(path);
         snprintf(path, sizeof path, "%s/lock.mdb", dir);
         unlink(path);
+        snprintf(path, sizeof path, "%s/db", dir); /* MDB_NOSUBDIR */
+        unlink(path);
+        snprintf(path, sizeof path, "%s/db-lock", dir);
+        unlink(path);
         int pfd[2];
         if (pipe(pfd) != 0)
             return 1;

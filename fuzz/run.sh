@@ -74,6 +74,11 @@ for f in $FUZZERS; do
             grep -E 'ERROR|SUMMARY|runtime error|Running:' "$B/regress-$f.log" | tail -n 20
         fi
     fi
+    # fuzz_apidiff's value-lifetime oracle: values checked and changed (its last count)
+    lt=$(grep -oE 'known differences; lifetime: checked=[0-9]+ changed=[0-9]+' "$log" | tail -n 1)
+    [ -n "$lt" ] && line="$line; ${lt#known differences; }"
+    known=$(grep -oE '[0-9]+ known differences' "$log" | tail -n 1)
+    [ -n "$known" ] && line="$line ($known)"
     echo "$line"
     summary+=("$line")
 done

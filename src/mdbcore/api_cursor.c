@@ -9,7 +9,7 @@
 
 int mdb_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **out)
 {
-    int rc = api_txn_usable(txn);
+    int rc = api_txn_dbi_usable(txn);
     if (rc)
         return rc;
     if (!out)
@@ -118,12 +118,35 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
                   MDB_APPENDDUP | MDB_MULTIPLE))
         return EINVAL;
     /* MULTIPLE makes room value by value, below */
+    /* after a missed lookup there is no duplicate to replace (LMDB would write through a
+     * stale duplicate position) */
+    if ((flags & MDB_CURRENT) && cursor_x_unset(c))
+        return EINVAL;
+    c->flags &= ~C_XUNSET; /* a put positions the cursor by its key */
+    /* LMDB clears the delete mark only once the put gets past its MDB_NOOVERWRITE check:
+     * after that refusal NEXT still does not skip the item it now stands on */
+    unsigned del_mark = c->flags & C_DEL;
+    /* LMDB keeps the end mark through a cursor put of a new key (its lookup of a missing
+     * key leaves the mark; finding the key clears it): NEXT from the last item of a page
+     * still answers MDB_NOTFOUND after it (0.9.24 and 0.9.36).  Rare, so the lookup that
+     * tells a new key from an existing one is made only then. */
+    unsigned eof_mark = c->flags & C_EOF;
+    if (eof_mark) {
+        MDB_val old;
+        if (mdb_get(txn, c->dbi, key, &old) == 0 || !cursor_put_keeps_eof(c, key))
+            eof_mark = 0;
+    }
     if (!(flags & MDB_MULTIPLE) && (rc = spill_before_write(c, key, data)) != 0)
         return api_poison(txn, rc);
     if (!c->xcursor) {
         if (flags & MDB_MULTIPLE)
             return MDB_INCOMPATIBLE;
-        return api_poison(txn, tree_put(c, key, data, flags & ~(MDB_NODUPDATA | MDB_APPENDDUP)));
+        rc = tree_put(c, key, data, flags & ~(MDB_NODUPDATA | MDB_APPENDDUP));
+        if (rc == MDB_KEYEXIST && (flags & MDB_NOOVERWRITE))
+            c->flags |= del_mark;
+        if (c->flags & C_INITIALIZED)
+            c->flags |= eof_mark;
+        return api_poison(txn, rc);
     }
     if (flags & MDB_CURRENT)
         return api_poison(txn, dup_put_current(c, key, data));
@@ -142,9 +165,16 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
                 break;
         }
         data[1].mv_size = done;
+        if (c->flags & C_INITIALIZED)
+            c->flags |= eof_mark;
         return api_poison(txn, rc);
     }
-    return api_poison(txn, dup_put(c, key, data, flags));
+    rc = dup_put(c, key, data, flags);
+    if (rc == MDB_KEYEXIST && (flags & MDB_NOOVERWRITE))
+        c->flags |= del_mark;
+    if (c->flags & C_INITIALIZED)
+        c->flags |= eof_mark;
+    return api_poison(txn, rc);
 }
 
 int mdb_cursor_del(MDB_cursor *c, unsigned int flags)
@@ -157,17 +187,39 @@ int mdb_cursor_del(MDB_cursor *c, unsigned int flags)
         return EINVAL;
     if (c->ki[c->top] >= PG_NKEYS(c->pg[c->top]))
         return MDB_NOTFOUND;
+    if (cursor_x_unset(c)) {
+        /* A missed lookup left no duplicate under the cursor: nothing is deleted (LMDB
+         * 0.9.36 answers EINVAL, having touched the path, so the txn counts as written;
+         * with MDB_NODUPDATA it deletes the key and miscounts, which we do not copy) */
+        txn->flags |= TXN_DIRTY;
+        return EINVAL;
+    }
     if ((rc = spill_before_write(c, NULL, NULL)) != 0)
         return api_poison(txn, rc);
     if (c->xcursor) {
         MDB_val k, cur;
         if (flags & MDB_NODUPDATA)
             return api_poison(txn, dup_del(c, NULL, 1));
+        /* Deleting one of several duplicates leaves the key, and LMDB then leaves the main
+         * cursor's delete and end marks as they were (reading the value here is no move
+         * of the caller's either) */
+        unsigned marks = c->flags & (C_DEL | C_EOF);
         if ((rc = cursor_get(c, &k, &cur, MDB_GET_CURRENT)) != 0)
             return rc;
-        return api_poison(txn, dup_del(c, &cur, 1));
+        size_t values = 1;
+        if (cursor_count(c, &values) != 0)
+            values = 1;
+        c->flags &= ~C_EOF;
+        c->flags |= marks & C_DEL;
+        rc = dup_del(c, &cur, 1);
+        if (rc == 0 && values > 1)
+            c->flags |= marks;
+        return api_poison(txn, rc);
     }
-    return api_poison(txn, tree_del_current(c, 0));
+    rc = tree_del_current(c, 0);
+    if (rc == MDB_INCOMPATIBLE) /* a named database's record: as mdb_del */
+        txn->flags |= TXN_ERROR;
+    return api_poison(txn, rc);
 }
 
 int mdb_cursor_count(MDB_cursor *c, size_t *countp)

@@ -8,7 +8,7 @@
 static int data_prep(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_cursor *mc,
                      struct xcursor *x, int writing)
 {
-    int rc = api_txn_usable(txn);
+    int rc = api_txn_dbi_usable(txn);
     if (rc)
         return rc;
     if (!key)
@@ -87,7 +87,12 @@ int mdb_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data)
         return api_poison(txn, rc);
     if (mc.xcursor)
         return api_poison(txn, dup_del(&mc, data, 0));
-    return api_poison(txn, tree_del_current(&mc, 0));
+    rc = tree_del_current(&mc, 0);
+    /* deleting a named database's record through the main database: refused, and the
+     * txn is failed, as LMDB does (its later calls answer MDB_BAD_TXN) */
+    if (rc == MDB_INCOMPATIBLE)
+        txn->flags |= TXN_ERROR;
+    return api_poison(txn, rc);
 }
 
 /* mdbcore.h: the engine work is tree_load's (tree_load.c). */

@@ -18,7 +18,7 @@ int mdb_dbi_open(MDB_txn *txn, const char *name, unsigned int flags, MDB_dbi *db
 
 int mdb_stat(MDB_txn *txn, MDB_dbi dbi, MDB_stat *st)
 {
-    int rc = txn_ok(txn);
+    int rc = api_txn_dbi_usable(txn);
     if (rc)
         return rc;
     if (!st)
@@ -33,7 +33,7 @@ int mdb_dbi_flags(MDB_txn *txn, MDB_dbi dbi, unsigned int *flags)
 {
     if (!txn || !flags)
         return EINVAL;
-    int rc = dbi_use(txn, dbi);
+    int rc = api_txn_dbi_usable(txn) == EINVAL ? EINVAL : dbi_use(txn, dbi);
     if (rc)
         return rc;
     *flags = txn->dbs[dbi].flags & DB_PERSISTENT_FLAGS;
@@ -48,7 +48,7 @@ void mdb_dbi_close(MDB_env *env, MDB_dbi dbi)
 
 int mdb_drop(MDB_txn *txn, MDB_dbi dbi, int del)
 {
-    int rc = txn_ok(txn);
+    int rc = api_txn_dbi_usable(txn);
     if (rc)
         return rc;
     if (del < 0 || del > 1)

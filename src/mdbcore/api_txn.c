@@ -35,6 +35,8 @@ int mdb_txn_commit(MDB_txn *txn)
     }
     if (txn->flags & (TXN_FINISHED | TXN_ERROR)) {
         /* (a parent with a live child is committed child first, as in LMDB) */
+        if (txn->parent) /* a failed child fails its parent too (LMDB) */
+            txn->parent->flags |= TXN_ERROR;
         txn_abort(txn);
         return MDB_BAD_TXN;
     }

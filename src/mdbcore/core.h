@@ -295,6 +295,8 @@ void cursor_attach_x(MDB_cursor *mc, struct xcursor *x);
 int xcursor_load(MDB_cursor *mc, node_header *n);
 /* mc just arrived on an item: position its sub-cursor on the first/last duplicate. */
 int cursor_enter(MDB_cursor *mc, int at_last);
+int cursor_x_unset(MDB_cursor *mc);
+int cursor_put_keeps_eof(MDB_cursor *mc, const MDB_val *key);
 int cursor_count(MDB_cursor *mc, size_t *count);
 /* The value of a leaf node (follows overflow runs, validated). */
 int node_read(MDB_cursor *mc, node_header *n, MDB_val *data);
@@ -476,6 +478,14 @@ static inline int api_txn_usable(const MDB_txn *txn)
     if (txn->flags & TXN_BLOCKED)
         return MDB_BAD_TXN;
     return 0;
+}
+/* For calls naming a database: a read txn after mdb_txn_reset has no database handles
+ * (LMDB answers EINVAL there, before looking at the txn's state). */
+static inline int api_txn_dbi_usable(const MDB_txn *txn)
+{
+    if (txn && (txn->flags & (TXN_RDONLY | TXN_FINISHED)) == (TXN_RDONLY | TXN_FINISHED))
+        return EINVAL;
+    return api_txn_usable(txn);
 }
 /* After a failed write step the txn may hold half-done changes: only abort is allowed. */
 static inline int api_poison(MDB_txn *txn, int rc)

@@ -7,7 +7,8 @@
  * leaf); past the end after a delete (ki == NKEYS, C_EOF); at the end after NEXT ran out
  * (C_EOF, ki unchanged).  C_DEL means the item under the cursor moved into place because
  * the previous one was deleted, so the next NEXT must not skip it.  A miss of SET leaves
- * the cursor initialised at the insertion point, as LMDB does.
+ * the cursor initialised at the insertion point, as LMDB does; on a DUPSORT database it
+ * also marks it C_XUNSET (no duplicate position, see objects.h) until it enters an item.
  * cursor_init, cursor_seek and cursor_sibling (below) are the positioning primitives the
  * write path uses too; cursor_get the moves of the API.
  * Duplicates: when the cursor stands on a node with F_DUPDATA, its xcursor walks the
@@ -223,6 +224,7 @@ int cursor_enter(MDB_cursor *mc, int at_last)
         return 0;
     struct xcursor *x = mc->xcursor;
     x->mc.flags = C_SUB;
+    mc->flags &= ~C_XUNSET;
     node_header *n;
     int rc = cursor_node(mc, &n);
     if (rc)
@@ -243,6 +245,41 @@ int cursor_enter(MDB_cursor *mc, int at_last)
     }
     rc = at_last ? go_last(&x->mc, NULL, NULL) : go_first(&x->mc, NULL, NULL);
     return rc == MDB_NOTFOUND ? CORRUPT_AT(mc->pg[mc->top]->pgno) : rc;
+}
+
+/* 1 when the cursor stands, after a missed exact lookup, on a key with duplicates: the
+ * calls that need a duplicate position answer EINVAL there (LMDB 0.9.36). */
+int cursor_x_unset(MDB_cursor *mc)
+{
+    node_header *n;
+    return (mc->flags & C_XUNSET) && mc->xcursor && cursor_node(mc, &n) == 0 &&
+           (n->flags & F_DUPDATA);
+}
+
+/* Whether a cursor put of the new key `key` keeps the cursor's end mark, as LMDB's does:
+ * its lookup answers from the page the cursor stands on without a search (which would
+ * clear the mark) when the key sorts after that page's last key and no page follows it,
+ * or before its first key and the tree is that one page. */
+int cursor_put_keeps_eof(MDB_cursor *mc, const MDB_val *key)
+{
+    if (!(mc->flags & C_INITIALIZED) || mc->snum == 0)
+        return 0;
+    page *p = mc->pg[mc->top];
+    unsigned nk = PG_NKEYS(p);
+    MDB_val first, last;
+    if (nk == 0)
+        return 1; /* LMDB answers from the empty page at once */
+    if (leaf_key(mc, p, 0, &first) || leaf_key(mc, p, nk - 1, &last))
+        return 0;
+    MDB_cmp_func *cmp = cursor_cmp(mc);
+    if (cmp_keys(cmp, key, &first) < 0)
+        return mc->top == 0;
+    if (cmp_keys(cmp, key, &last) <= 0)
+        return 0;
+    for (unsigned i = 0; i < mc->top; i++)
+        if ((unsigned)mc->ki[i] + 1 < PG_NKEYS(mc->pg[i]))
+            return 0;
+    return 1;
 }
 
 static int on_dups(MDB_cursor *mc)
@@ -381,8 +418,11 @@ static int go_next(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
         return MDB_NOTFOUND; /* the key we stood on is gone */
     if (op == MDB_NEXT_DUP && !mc->xcursor)
         op = MDB_NEXT; /* LMDB 0.9: without DUPSORT, NEXT_DUP steps on like NEXT */
-    if ((mc->flags & C_DEL) && mc->xcursor) {
-        /* a delete already moved us onto the next key: report it, do not skip it */
+    if ((mc->flags & C_DEL) && mc->xcursor &&
+        !(on_dups(mc) && !(mc->xcursor->mc.flags & C_DEL))) {
+        /* a delete already moved us onto the next key: report it, do not skip it.  (A
+         * cursor put refused by MDB_NOOVERWRITE keeps the mark but stands on the key's
+         * first duplicate, unmarked: NEXT steps through the duplicates, as in LMDB.) */
         mc->flags &= ~C_DEL;
         if (mc->ki[mc->top] < PG_NKEYS(p))
             return fetch(mc, key, data);
@@ -426,8 +466,13 @@ static int go_prev(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op
      * deleted -- has no duplicates to step back through: PREV_DUP acts as PREV there and
      * lands on the last value of the item before (LMDB 0.9.36; 0.9.24 answered NOTFOUND,
      * docs/compat.md) */
-    if (!(mc->flags & C_INITIALIZED))
-        return go_last(mc, key, data);
+    if (!(mc->flags & C_INITIALIZED)) {
+        /* LMDB goes to the last item and steps back from past it, which clears the end
+         * mark LAST sets (a cursor put after this must not find it) */
+        int rc = go_last(mc, key, data);
+        mc->flags &= ~C_EOF;
+        return rc;
+    }
     if (op == MDB_PREV_DUP && mc->ki[mc->top] >= PG_NKEYS(mc->pg[mc->top]))
         op = MDB_PREV;
     if (op != MDB_PREV_NODUP && on_dups(mc)) {
@@ -500,13 +545,17 @@ static int go_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
         return MDB_BAD_VALSIZE;
     if (mc->xcursor)
         mc->xcursor->mc.flags = C_SUB;
+    mc->flags &= ~C_XUNSET;
     /* A miss leaves the cursor positioned at the insertion point, as LMDB's does: NEXT
      * then moves past the item found there, PREV to the one before it. */
     int exact, rc = cursor_seek(mc, key, &exact);
     if (rc)
         return rc;
-    if (op != MDB_SET_RANGE && !exact)
+    if (op != MDB_SET_RANGE && !exact) {
+        if (mc->xcursor)
+            mc->flags |= C_XUNSET;
         return MDB_NOTFOUND;
+    }
     if (mc->ki[mc->top] >= PG_NKEYS(mc->pg[mc->top])) {
         rc = cursor_sibling(mc, 1);
         if (rc) {
@@ -554,6 +603,8 @@ int cursor_count(MDB_cursor *mc, size_t *count)
         *count = 1;
         return 0;
     }
+    if (mc->flags & C_XUNSET)
+        return EINVAL;
     if (!(mc->xcursor->mc.flags & C_INITIALIZED) && (rc = cursor_enter(mc, 0)) != 0)
         return rc;
     *count = (size_t)mc->xcursor->db.entries;
@@ -580,6 +631,8 @@ int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
         return go_prev(mc, key, data, op);
     case MDB_GET_CURRENT:
         if (!(mc->flags & C_INITIALIZED))
+            return EINVAL;
+        if (cursor_x_unset(mc))
             return EINVAL;
         mc->flags &= ~C_DEL; /* the item is now seen: NEXT moves past it (as LMDB) */
         if (mc->xcursor)
@@ -613,8 +666,14 @@ int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
                 node_key(n, key);
             return node_read(mc, n, data);
         }
+        if (mc->flags & C_XUNSET)
+            return EINVAL;
+        /* A duplicate's delete mark survives FIRST_DUP and LAST_DUP: the NEXT after them
+         * returns the value they returned again (LMDB 0.9.36) */
+        unsigned xdel = mc->xcursor->mc.flags & C_DEL;
         if ((rc = cursor_enter(mc, op == MDB_LAST_DUP)) != 0)
             return rc;
+        mc->xcursor->mc.flags |= xdel;
         return fetch(mc, NULL, data); /* LMDB leaves the key alone here */
     }
     case MDB_GET_MULTIPLE:
@@ -648,7 +707,8 @@ int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
             return rc;
         if (!(mc->xcursor->mc.flags & C_INITIALIZED))
             return MDB_NOTFOUND;
-        mc->xcursor->mc.flags &= ~C_DEL; /* LMDB 0.9.24: even a failed page step clears it */
+        /* (the duplicate's delete mark stays: 0.9.36's page step keeps it, so the next
+         * NEXT_DUP does not skip the value that slid into place) */
         if ((rc = cursor_sibling(&mc->xcursor->mc, 0)) != 0)
             return rc;
         return fetch_multiple(mc, data);

@@ -540,9 +540,13 @@ static int dup_del_inner(MDB_cursor *mc, const MDB_val *data_in, int from_cursor
     mc->db->entries--;
     if (!from_cursor)
         return 0;
-    /* stand on the value after the deleted one (or the next key), marked C_DEL */
+    /* stand on the value after the deleted one (or the next key), marked C_DEL.  The key
+     * stays, so the main cursor keeps its own delete and end marks (LMDB touches only the
+     * duplicate cursor's) */
+    unsigned marks = mc->flags & (C_DEL | C_EOF);
     if ((rc = cursor_seek(mc, &key, &exact)) != 0 || !exact)
         return rc ? rc : CORRUPT_AT(mc->pg[mc->top]->pgno);
+    mc->flags |= marks;
     if ((rc = cursor_node(mc, &n)) != 0 || (rc = xcursor_load(mc, n)) != 0)
         return rc;
     if ((rc = cursor_seek(&x->mc, dp, &exact)) != 0)

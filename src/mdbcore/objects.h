@@ -136,6 +136,11 @@ struct MDB_txn {
 #define C_EOF 0x02         /* moved past the last/first item */
 #define C_SUB 0x04         /* is the sub-cursor of a DUPSORT cursor */
 #define C_DEL 0x08         /* last op was a delete: next move must not skip */
+/* A DUPSORT cursor after an exact lookup (SET, SET_KEY, GET_BOTH, GET_BOTH_RANGE) missed
+ * the key: it stands at the insertion point with no duplicate position, as LMDB's does, so
+ * calls that need one (GET_CURRENT, FIRST_DUP, LAST_DUP, count, cursor_del, a put with
+ * MDB_CURRENT) on a key with duplicates are refused with EINVAL until it moves. */
+#define C_XUNSET 0x10
 #define C_UNTRACK 0x40     /* not in txn->cursors (internal temporary cursor) */
 #define C_WRITE_TXN 0x80   /* belongs to a write txn: retired with it (cursor_alloc.c) */
 #define C_RETIRED 0x100    /* its write txn ended: only the pool holds it (cursor_alloc.c) */

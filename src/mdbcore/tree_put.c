@@ -236,10 +236,9 @@ int tree_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data, unsigned flag
         node_header *n;
         if ((rc = cursor_node(mc, &n)) != 0)
             return rc;
-        if ((n->flags & F_SUBDATA) && !(flags & (PUT_SUBDATA | PUT_DUPDATA)))
-            return MDB_INCOMPATIBLE; /* that key is a named database's record */
-        if ((n->flags & F_DUPDATA) && !(flags & PUT_DUPDATA))
-            return MDB_INCOMPATIBLE;
+        /* LMDB's order: MDB_NOOVERWRITE answers first (with the record's bytes), then a
+         * named database's record is refused -- after LMDB has copied the path, so the
+         * txn counts as written and its commit makes a new snapshot */
         if (flags & MDB_NOOVERWRITE) {
             MDB_val old;
             if ((rc = node_read(mc, n, &old)) != 0)
@@ -247,6 +246,12 @@ int tree_put(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data, unsigned flag
             *data = old;
             return MDB_KEYEXIST;
         }
+        if ((n->flags & F_SUBDATA) && !(flags & (PUT_SUBDATA | PUT_DUPDATA))) {
+            mc->txn->flags |= TXN_DIRTY;
+            return MDB_INCOMPATIBLE; /* that key is a named database's record */
+        }
+        if ((n->flags & F_DUPDATA) && !(flags & PUT_DUPDATA))
+            return MDB_INCOMPATIBLE;
     }
 
     track_before(mc);

@@ -187,7 +187,7 @@ int txn_nested_begin(MDB_txn *parent, MDB_txn **out)
     if (parent->flags & TXN_RDONLY)
         return EINVAL;
     if (env->flags & MDB_WRITEMAP)
-        return EINVAL; /* pages change in place: nothing to roll back to */
+        return MDB_BAD_TXN; /* pages change in place: nothing to roll back to (LMDB's code) */
     if (parent->flags & TXN_BLOCKED)
         return MDB_BAD_TXN;
     size_t n = env->maxdbs;

@@ -25,6 +25,13 @@
  *   s_next_after_first_dup  MDB_NEXT after MDB_LAST, MDB_FIRST_DUP: the next duplicate from
  *                      LMDB 0.9.36 on, MDB_NOTFOUND in 0.9.24 and older (by mdb_version);
  *                      the same split for PREV_DUP on a cursor standing on no item
+ *   s_cursor_after_miss  after an exact lookup misses on a DUPSORT database, GET_CURRENT,
+ *                      FIRST_DUP, LAST_DUP, count and mdb_cursor_del answer EINVAL on a key
+ *                      with duplicates and nothing is deleted; on a key with one value, and
+ *                      on a plain database, the cursor stands on the next key
+ *   s_txn_error_paths  nested begin under MDB_WRITEMAP (MDB_BAD_TXN), calls on a reset read
+ *                      txn (EINVAL), a named database's record written through the main
+ *                      database (MDB_INCOMPATIBLE; a delete fails the txn and its parent)
  *   s_refused_dup_put_commits  a DUPSORT put refused because the pair exists (NODUPDATA,
  *                      APPENDDUP) still makes the commit a new snapshot (txn id + 1), as
  *                      in LMDB; a refused NOOVERWRITE put or a missed delete does not
@@ -656,6 +663,10 @@ struct step {
     const char *want_key, *want_val;
 };
 #define DEL_STEP ((MDB_cursor_op)-1)
+#define DELND_STEP ((MDB_cursor_op)-2) /* mdb_cursor_del(MDB_NODUPDATA) */
+#define COUNT_STEP ((MDB_cursor_op)-3) /* mdb_cursor_count: want_rc, then the count in want_val */
+#define ENTRIES_STEP ((MDB_cursor_op)-4) /* mdb_stat: the entries must be want_rc */
+#define PUTNO_STEP ((MDB_cursor_op)-5)   /* mdb_cursor_put(key, val, MDB_NOOVERWRITE) */
 
 /* Fill a fresh database from "k=v k=v ..." and run the steps on one cursor. */
 static void run_cursor_script(const char *name, unsigned dbflags, const char *pairs,
@@ -681,8 +692,26 @@ static void run_cursor_script(const char *name, unsigned dbflags, const char *pa
         const struct step *st = &steps[i];
         int rc;
         MDB_val k = {0, NULL}, v = {0, NULL};
-        if (st->op == DEL_STEP) {
-            rc = mdb_cursor_del(cur, 0);
+        if (st->op == DEL_STEP || st->op == DELND_STEP) {
+            rc = mdb_cursor_del(cur, st->op == DELND_STEP ? MDB_NODUPDATA : 0);
+        } else if (st->op == COUNT_STEP) {
+            size_t n = 0;
+            rc = mdb_cursor_count(cur, &n);
+            if (rc == 0 && st->want_val)
+                EXPECT_MSG(n == (size_t)atoi(st->want_val), "%s step %d: count %zu, want %s",
+                           name, i, n, st->want_val);
+            EXPECT_MSG(rc == st->want_rc, "%s step %d (count): rc %d (%s), want %d", name, i,
+                       rc, mdb_strerror(rc), st->want_rc);
+            continue;
+        } else if (st->op == PUTNO_STEP) {
+            k = S(st->key), v = S(st->val);
+            rc = mdb_cursor_put(cur, &k, &v, MDB_NOOVERWRITE);
+        } else if (st->op == ENTRIES_STEP) {
+            MDB_stat stat;
+            EXPECT_OK(mdb_stat(txn, dbi, &stat));
+            EXPECT_MSG(stat.ms_entries == (size_t)st->want_rc, "%s step %d: %zu entries, want %d",
+                       name, i, stat.ms_entries, st->want_rc);
+            continue;
         } else {
             if (st->key) k = S(st->key);
             if (st->val) v = S(st->val);
@@ -784,6 +813,19 @@ static void s_cursor_after_delete(void) {
     };
     run_cursor_script("lastdup-nextdup", MDB_DUPSORT, "a=1 b=1 b=2 c=1", last_dup_next_dup,
                       NSTEPS(last_dup_next_dup));
+    /* The delete mark of a whole-key delete survives a put refused by MDB_NOOVERWRITE
+     * (LMDB clears it only past that check) and the delete of one of several duplicates
+     * (which leaves the main cursor's marks alone): NEXT_DUP then answers NOTFOUND */
+    const struct step mark_kept[] = {
+        {MDB_SET_KEY, "c", NULL, 0, "c", "1"},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {PUTNO_STEP, "b", "9", MDB_KEYEXIST, NULL, NULL},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {MDB_NEXT_DUP, NULL, NULL, MDB_NOTFOUND, NULL, NULL},
+        {ENTRIES_STEP, NULL, NULL, 3, NULL, NULL},
+    };
+    run_cursor_script("delmark-kept", MDB_DUPSORT, "a=1 b=1 b=2 c=1 d=1", mark_kept,
+                      NSTEPS(mark_kept));
 }
 
 static void s_next_after_first_dup(void) {
@@ -822,6 +864,152 @@ static void s_next_after_first_dup(void) {
     };
     run_cursor_script("lastgone-prevdup", MDB_DUPSORT, "a=1 b=1 b=2 b=3 c=1",
                       prev_dup_after_last_gone, NSTEPS(prev_dup_after_last_gone));
+}
+
+static void s_cursor_after_miss(void) {
+    /* An exact lookup (SET, SET_KEY, GET_BOTH) that misses leaves the cursor at the
+     * insertion point with no duplicate position: on a key with duplicates the calls that
+     * need one answer EINVAL and delete nothing (LMDB 0.9.24 and 0.9.36). */
+    const struct step miss_del[] = {
+        {MDB_SET, "k2", NULL, 0, NULL, NULL},
+        {MDB_SET, "k5", NULL, MDB_NOTFOUND, NULL, NULL},
+        {DEL_STEP, NULL, NULL, EINVAL, NULL, NULL},
+        {ENTRIES_STEP, NULL, NULL, 6, NULL, NULL},
+    };
+    run_cursor_script("miss-del", MDB_DUPSORT, "k2=1 k2=2 k4=1 k4=2 k6=1 k6=2", miss_del,
+                      NSTEPS(miss_del));
+    const struct step miss_calls[] = {
+        {MDB_SET_KEY, "k3", NULL, MDB_NOTFOUND, NULL, NULL},
+        {MDB_GET_CURRENT, NULL, NULL, EINVAL, NULL, NULL},
+        {MDB_FIRST_DUP, NULL, NULL, EINVAL, NULL, NULL},
+        {MDB_LAST_DUP, NULL, NULL, EINVAL, NULL, NULL},
+        {COUNT_STEP, NULL, NULL, EINVAL, NULL, NULL},
+        {DEL_STEP, NULL, NULL, EINVAL, NULL, NULL},
+        {ENTRIES_STEP, NULL, NULL, 6, NULL, NULL},
+        /* (NEXT_NODUP steps from the insertion point, past k4, as on any database) */
+        {MDB_NEXT_NODUP, NULL, NULL, 0, "k6", "1"},
+        {MDB_GET_CURRENT, NULL, NULL, 0, "k6", "1"},
+        {COUNT_STEP, NULL, NULL, 0, NULL, "2"},
+    };
+    run_cursor_script("miss-calls", MDB_DUPSORT, "k2=1 k2=2 k4=1 k4=2 k6=1 k6=2", miss_calls,
+                      NSTEPS(miss_calls));
+    const struct step miss_get_both[] = {
+        {MDB_GET_BOTH, "k3", "1", MDB_NOTFOUND, NULL, NULL},
+        {MDB_GET_CURRENT, NULL, NULL, EINVAL, NULL, NULL},
+        {DEL_STEP, NULL, NULL, EINVAL, NULL, NULL},
+        {MDB_PREV_NODUP, NULL, NULL, 0, "k2", "2"},
+        {ENTRIES_STEP, NULL, NULL, 6, NULL, NULL},
+    };
+    run_cursor_script("miss-getboth", MDB_DUPSORT, "k2=1 k2=2 k4=1 k4=2 k6=1 k6=2",
+                      miss_get_both, NSTEPS(miss_get_both));
+    /* Where the key at the insertion point holds one value, LMDB has no duplicate
+     * position to miss: GET_CURRENT returns that key and mdb_cursor_del deletes it, as on a
+     * database without duplicates.  Ours does the same. */
+    const struct step miss_single[] = {
+        {MDB_SET, "k3", NULL, MDB_NOTFOUND, NULL, NULL},
+        {MDB_GET_CURRENT, NULL, NULL, 0, "k4", "1"},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {ENTRIES_STEP, NULL, NULL, 4, NULL, NULL},
+    };
+    run_cursor_script("miss-single", MDB_DUPSORT, "k2=1 k2=2 k4=1 k6=1 k6=2", miss_single,
+                      NSTEPS(miss_single));
+    const struct step miss_plain[] = {
+        {MDB_SET, "k3", NULL, MDB_NOTFOUND, NULL, NULL},
+        {MDB_GET_CURRENT, NULL, NULL, 0, "k4", "1"},
+        {MDB_NEXT, NULL, NULL, 0, "k6", "1"},
+    };
+    run_cursor_script("miss-plain", 0, "k2=1 k4=1 k6=1", miss_plain, NSTEPS(miss_plain));
+}
+
+/* Error paths of the txn API, with LMDB's answers. */
+#define MAIN_DBI 1 /* the main database's handle (LMDB's is 1; not in lmdb.h) */
+static void s_txn_error_paths(void) {
+    char dir[4200];
+    MDB_txn *txn, *child;
+    MDB_dbi a, b;
+    MDB_val k, v;
+    /* a nested txn under MDB_WRITEMAP: MDB_BAD_TXN */
+    MDB_env *env = open_env("err-writemap", 16 << 20, 4, MDB_WRITEMAP, dir);
+    if (!env) return;
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    EXPECT_RC(mdb_txn_begin(env, txn, 0, &child), MDB_BAD_TXN);
+    EXPECT_OK(mdb_txn_commit(txn));
+    mdb_env_close(env);
+
+    env = open_env("err-state", 16 << 20, 4, 0, dir);
+    if (!env) return;
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    MUST(mdb_dbi_open(txn, "a", MDB_CREATE, &a));
+    MUST(mdb_dbi_open(txn, "b", MDB_CREATE, &b));
+    k = S("x"), v = S("1");
+    EXPECT_OK(mdb_put(txn, a, &k, &v, 0));
+    MUST(mdb_txn_commit(txn));
+
+    /* a read txn after mdb_txn_reset has no database handles: EINVAL */
+    MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+    mdb_txn_reset(txn);
+    MDB_stat st;
+    MDB_cursor *c;
+    unsigned fl;
+    k = S("x");
+    EXPECT_RC(mdb_get(txn, a, &k, &v), EINVAL);
+    EXPECT_RC(mdb_put(txn, a, &k, &v, 0), EINVAL);
+    EXPECT_RC(mdb_del(txn, a, &k, NULL), EINVAL);
+    EXPECT_RC(mdb_stat(txn, a, &st), EINVAL);
+    EXPECT_RC(mdb_dbi_flags(txn, a, &fl), EINVAL);
+    EXPECT_RC(mdb_cursor_open(txn, a, &c), EINVAL);
+    EXPECT_OK(mdb_txn_renew(txn));
+    EXPECT_OK(mdb_get(txn, a, &k, &v));
+    mdb_txn_abort(txn);
+
+    /* a named database's record written through the main database: MDB_INCOMPATIBLE.  A
+     * put leaves the txn usable; a delete fails it (later calls MDB_BAD_TXN, the commit
+     * too), and nothing of it is committed */
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    MDB_val name = S("a");
+    v = S("junk");
+    EXPECT_RC(mdb_put(txn, MAIN_DBI, &name, &v, 0), MDB_INCOMPATIBLE);
+    k = S("y"), v = S("2");
+    EXPECT_OK(mdb_put(txn, b, &k, &v, 0));
+    EXPECT_RC(mdb_del(txn, MAIN_DBI, &name, NULL), MDB_INCOMPATIBLE);
+    k = S("z");
+    EXPECT_RC(mdb_put(txn, b, &k, &v, 0), MDB_BAD_TXN);
+    EXPECT_RC(mdb_get(txn, a, &name, &v), MDB_BAD_TXN);
+    EXPECT_RC(mdb_txn_commit(txn), MDB_BAD_TXN);
+    MUST(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
+    k = S("y");
+    EXPECT_RC(mdb_get(txn, b, &k, &v), MDB_NOTFOUND);
+    k = S("x");
+    EXPECT_OK(mdb_get(txn, a, &k, &v));
+    mdb_txn_abort(txn);
+
+    /* the refused put has already touched the path: the commit is a new snapshot (found
+     * by fuzz_apidiff); with MDB_NOOVERWRITE LMDB answers MDB_KEYEXIST first, with the
+     * record's bytes */
+    MDB_envinfo ei;
+    EXPECT_OK(mdb_env_info(env, &ei));
+    size_t before = ei.me_last_txnid;
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    v = S("junk");
+    EXPECT_RC(mdb_put(txn, MAIN_DBI, &name, &v, MDB_NOOVERWRITE), MDB_KEYEXIST);
+    EXPECT_MSG(v.mv_size == 48, "NOOVERWRITE onto a named record: old value of %zu bytes",
+               v.mv_size);
+    v = S("junk");
+    EXPECT_RC(mdb_put(txn, MAIN_DBI, &name, &v, 0), MDB_INCOMPATIBLE);
+    EXPECT_OK(mdb_txn_commit(txn));
+    EXPECT_OK(mdb_env_info(env, &ei));
+    EXPECT_MSG(ei.me_last_txnid == before + 1, "refused put of a named record: txn id %zu -> %zu",
+               before, ei.me_last_txnid);
+
+    /* the same in a child: its commit fails, and so does its parent */
+    MUST(mdb_txn_begin(env, NULL, 0, &txn));
+    MUST(mdb_txn_begin(env, txn, 0, &child));
+    EXPECT_RC(mdb_del(child, MAIN_DBI, &name, NULL), MDB_INCOMPATIBLE);
+    EXPECT_RC(mdb_txn_commit(child), MDB_BAD_TXN);
+    k = S("w");
+    EXPECT_RC(mdb_put(txn, b, &k, &v, 0), MDB_BAD_TXN);
+    EXPECT_RC(mdb_txn_commit(txn), MDB_BAD_TXN);
+    mdb_env_close(env);
 }
 
 static void s_refused_dup_put_commits(void) {
@@ -1001,6 +1189,8 @@ int main(void) {
     s_long_lookup_keys();
     s_cursor_after_delete();
     s_next_after_first_dup();
+    s_cursor_after_miss();
+    s_txn_error_paths();
     s_refused_dup_put_commits();
     s_handle_slots();
     s_parent_cursor_in_child();
