@@ -43,27 +43,41 @@ from .slapd import BACK_MDB, Engine, Instance, LabError, make_engine, tool
 _NAMED = re.compile(r"^(c?ob|c?fn|c?fl|c?fi|fe)=\((\d+)\)(?: (.*))?$")
 
 
-def self_costs(path: str) -> dict[tuple[str, str], int]:
-    """{(object, function): self Ir} from a callgrind output file (name compression and
-    position compression understood; the cost line after `calls=` is the callee's
-    inclusive cost and is not the caller's own)."""
+def parse(
+    path: str, engine_lib: str | None = None
+) -> tuple[dict[tuple[str, str], int], dict[tuple[str, str], list[int]]]:
+    """From a callgrind output file: {(object, function): self Ir}, and the calls from
+    back_mdb.so into engine_lib as {(caller, LMDB function): [calls, inclusive Ir]}.  Name
+    and position compression are understood; the cost line after `calls=` is the callee's
+    inclusive cost, not the caller's own."""
     names: dict[tuple[str, str], str] = {}
     out: dict[tuple[str, str], int] = defaultdict(int)
-    ob = fn = "?"
-    skip_next = False
+    sites: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    back_mdb = os.path.realpath(BACK_MDB)
+    ob = fn = cob = cfn = "?"
+    ncalls = -1  # the count of the `calls=` line just read, -1 when none
     with open(path, errors="replace") as f:
         for line in f:
             c = line[:1]
             if c.isdigit() or c in "+-*":
-                if skip_next:
-                    skip_next = False
-                    continue
                 parts = line.split()
-                if len(parts) > 1:
-                    out[(ob, fn)] += int(parts[1])
+                ir = int(parts[1]) if len(parts) > 1 else 0
+                if ncalls < 0:
+                    out[(ob, fn)] += ir
+                    continue
+                if (
+                    engine_lib
+                    and os.path.realpath(cob) == engine_lib
+                    and os.path.realpath(ob) == back_mdb
+                ):
+                    site = sites[(fn, cfn)]
+                    site[0] += ncalls
+                    site[1] += ir
+                ncalls = -1
+                cob = ob
                 continue
             if line.startswith("calls="):
-                skip_next = True
+                ncalls = int(line[6:].split()[0])
                 continue
             m = _NAMED.match(line.rstrip("\n"))
             if not m:
@@ -74,10 +88,15 @@ def self_costs(path: str) -> dict[tuple[str, str], int]:
                 names[key] = name
             value = names.get(key, f"({ident})")
             if kind == "ob":
-                ob = value
+                ob = cob = value
             elif kind == "fn":
                 fn = value
-    return dict(out)
+                cob = ob  # a call names its callee's object only when it differs
+            elif kind == "cob":
+                cob = value
+            elif kind == "cfn":
+                cfn = value
+    return dict(out), dict(sites)
 
 
 def _bucket(obj: str, engine_lib: str | None) -> str:
@@ -94,7 +113,8 @@ def _bucket(obj: str, engine_lib: str | None) -> str:
     return "other"
 
 
-def split(costs: dict[tuple[str, str], int], eng: Engine) -> dict[str, Any]:
+def split(path: str, eng: Engine) -> dict[str, Any]:
+    costs, sites = parse(path, eng.preload)
     by: dict[str, int] = defaultdict(int)
     funcs: dict[str, int] = defaultdict(int)
     for (obj, fn), ir in costs.items():
@@ -103,7 +123,11 @@ def split(costs: dict[tuple[str, str], int], eng: Engine) -> dict[str, Any]:
         if b == "engine":
             funcs[fn] += ir
     by["total"] = sum(costs.values())
-    return {"by": dict(by), "funcs": dict(funcs)}
+    return {
+        "by": dict(by),
+        "funcs": dict(funcs),
+        "sites": {f"{a} -> {b}": v for (a, b), v in sites.items()},
+    }
 
 
 def _valgrind(out_file: str) -> list[str]:
@@ -134,7 +158,7 @@ def slapadd_profile(eng: Engine, work: str, n: int) -> dict[str, Any]:
     with open(os.path.join(d, "slapadd.log"), "w") as log:
         subprocess.run(cmd, env=eng.env(prefix), stdout=log, stderr=subprocess.STDOUT, check=True)
     eng.check_bindings(prefix, "slapadd under callgrind")
-    return split(self_costs(out), eng)
+    return split(out, eng)
 
 
 def _op(kind: str, n: int, r: random.Random) -> tuple[bytes, int]:
@@ -186,7 +210,7 @@ def server_profile(eng: Engine, work: str, n: int, kind: str, warm: int, ops: in
     )
     if not dumps:
         raise LabError(f"callgrind_control -d left no dump in {d}")
-    return split(self_costs(os.path.join(d, dumps[0])), eng)
+    return split(os.path.join(d, dumps[0]), eng)
 
 
 def ldapwire_free_port() -> int:
@@ -198,15 +222,20 @@ def ldapwire_free_port() -> int:
 def per(a: dict[str, Any], b: dict[str, Any] | None, count: int) -> dict[str, Any]:
     """(b - a) / count for every figure (a alone when b is None)."""
 
-    def sub(x: dict[str, int], y: dict[str, int] | None) -> dict[str, float]:
-        keys = set(x) | set(y or {})
-        if y is None:
-            return {k: x.get(k, 0) / count for k in keys}
-        return {k: (y.get(k, 0) - x.get(k, 0)) / count for k in keys}
+    def sub(x: dict[str, Any], y: dict[str, Any] | None) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k in set(x) | set(y or {}):
+            v0 = x.get(k, 0) if y is not None else 0
+            v1 = (y or x).get(k, 0)
+            if isinstance(v1, list) or isinstance(v0, list):
+                v0 = v0 or [0, 0]
+                v1 = v1 or [0, 0]
+                out[k] = [(v1[i] - v0[i]) / count for i in range(2)]
+            else:
+                out[k] = (v1 - v0) / count
+        return out
 
-    if b is None:
-        return {"by": sub(a["by"], None), "funcs": sub(a["funcs"], None)}
-    return {"by": sub(a["by"], b["by"]), "funcs": sub(a["funcs"], b["funcs"])}
+    return {k: sub(a[k], b[k] if b else None) for k in ("by", "funcs", "sites")}
 
 
 BUCKETS = ("total", "engine", "back_mdb", "slapd", "libc", "other")
@@ -229,6 +258,20 @@ def table(results: dict[str, dict[str, dict[str, Any]]], top: int) -> str:
             a, b = (results[e][what]["by"] for e in rows)
             cells = [f"{a.get(k, 0) / b[k]:.2f}" if b.get(k) else "-" for k in BUCKETS]
             lines.append(f"| {rows[0]}/{rows[1]} | " + " | ".join(cells) + " |")
+        sites = sorted(
+            {k for e in rows for k in results[e][what]["sites"]},
+            key=lambda k: -max(results[e][what]["sites"].get(k, [0, 0])[1] for e in rows),
+        )[:top]
+        if sites:
+            lines.append(f"\nback-mdb's calls into the engine, per {what}: calls, instructions")
+            lines.append("| caller -> LMDB function | " + " | ".join(rows) + " |")
+            lines.append("|---|" + "---:|" * len(rows))
+            for k in sites:
+                cells = []
+                for e in rows:
+                    n, ir = results[e][what]["sites"].get(k, [0, 0])
+                    cells.append(f"{n:.2f}, {ir:,.0f}")
+                lines.append(f"| {k} | " + " | ".join(cells) + " |")
         for e in rows:
             funcs = sorted(results[e][what]["funcs"].items(), key=lambda kv: -kv[1])[:top]
             lines.append(f"\n{e}, its own functions per {what}: " + ", ".join(
@@ -249,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=12)
     ap.add_argument("--work", default="/tmp/mdblab-callgrind")
     ap.add_argument("--out", default=os.path.join("build", "lab", "callgrind"))
+    ap.add_argument("--mdb-lib", help="profile this build of our engine [build/libmdbcore.so]")
     a = ap.parse_args(argv)
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         print("valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
@@ -256,6 +300,10 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(a.work, exist_ok=True)
     os.makedirs(a.out, exist_ok=True)
     only = set(a.only.split(","))
+    if a.mdb_lib:
+        from . import slapd
+
+        slapd.OUR_LIB = os.path.abspath(a.mdb_lib)
     results: dict[str, dict[str, dict[str, Any]]] = {}
     rows_path = os.path.join(a.out, "callgrind.jsonl")
     with open(rows_path, "a") as rows:
@@ -278,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
                     "n1": a.n1, "n2": a.n2, "db": a.db, "ops": a.ops,
                     "git_commit": _git_commit(), **{f"ir_{k}": v for k, v in fig["by"].items()},
                     "engine_funcs": {k: v for k, v in fig["funcs"].items() if v >= 0.5},
+                    "call_sites": {k: v for k, v in fig["sites"].items() if v[1] >= 0.5},
                 }) + "\n")  # fmt: skip
             print(f"[callgrind] {name}: {time.monotonic() - t0:.0f} s", file=sys.stderr)
     print(table(results, a.top))
