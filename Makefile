@@ -492,9 +492,10 @@ fuzz-seeds: lib
 	$(FUZZ_BUILD)/seeds/gen_mdb -lock fuzz/corpus/lockfile mdb
 
 # ---- the lab (lab/README.md): slapd on stock LMDB and on our engine ----
-# lab-smoke: every experiment at --size smoke on both engines (about 3 minutes), then one
+# lab-smoke: every experiment at --size smoke on both engines (about 7 minutes), then one
 # PNG per experiment and the report table; results under build/lab/smoke/.
-# lab-1m: the 1,000,000-entry run of every experiment (under an hour on 2 cores), results,
+# lab-1m: the 1,000,000-entry run of every experiment (under an hour on 2 cores before crash
+# and mpr were added; see lab/README.md for theirs), results,
 # plots and report under lab/results/<date>-1m/ (to commit).
 LAB_PY = $(if $(wildcard .venv/bin/python),.venv/bin/python,$(PYTHON))
 .PHONY: lab-smoke lab-1m

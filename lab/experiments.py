@@ -681,6 +681,12 @@ EXPERIMENTS: dict[str, Experiment] = {
     "syncrepl": syncrepl,
 }
 
+# the failure and refresh experiments live in their own modules, which build on Lab
+from .failures import crash, mpr  # noqa: E402
+from .refresh import refresh_under_load  # noqa: E402
+
+EXPERIMENTS.update({"crash": crash, "mpr": mpr, "refresh-under-load": refresh_under_load})
+
 
 def describe(name: str) -> str:
     doc = EXPERIMENTS[name].__doc__ or ""

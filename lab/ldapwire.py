@@ -217,9 +217,10 @@ class Connection:
         self.sock.close()
 
 
-def wait_ready(port: int, deadline_s: float, alive: object = None) -> bool:
-    """Poll the RootDSE until the server answers or deadline_s passes.  alive(), when
-    given, is called between tries and stops the wait early when it returns False."""
+def wait_ready(port: int, deadline_s: float, alive: object = None, interval: float = 0.1) -> bool:
+    """Poll the RootDSE every interval seconds until the server answers or deadline_s
+    passes.  alive(), when given, is called between tries and stops the wait early when it
+    returns False."""
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
         if callable(alive) and not alive():
@@ -234,7 +235,7 @@ def wait_ready(port: int, deadline_s: float, alive: object = None) -> bool:
                 c.close()
         except (OSError, LdapError):
             pass
-        time.sleep(0.1)
+        time.sleep(interval)
     return False
 
 

@@ -192,6 +192,12 @@ def _draw(exp: str, rows: list[dict[str, Any]], g: Groups) -> Any:
         ax[0].set_ylabel("seconds per scan")
     elif exp in ("table4", "table5", "table6"):
         return _draw_rate(exp, rows, g)
+    elif exp == "crash":
+        return _draw_crash(rows, g)
+    elif exp == "mpr":
+        return _draw_mpr(rows, g)
+    elif exp == "refresh-under-load":
+        return _draw_refresh(rows, g)
     elif exp == "seed001":
         fig, ax = _figure(exp, "Seed 001: read txn cost against open named databases", 2)
         _lines(ax[0], g, exp, "begin_us", "ndbs", logx=True, logy=True)
@@ -261,4 +267,136 @@ def _draw_rate(exp: str, rows: list[dict[str, Any]], g: Groups) -> Any:
         a[2].set_ylabel("ms (log)")
         _bars(a[3], g, exp, ["slapd_cpu_us_per_op"])
         a[3].set_ylabel("slapd CPU us per operation")
+    return fig
+
+
+def _failure_series(
+    ax: Any, rows: list[dict[str, Any]], exp: str, eng: str, split: str, title: str
+) -> None:
+    """Per-interval rate of the first round of eng, one line per value of the field split
+    (a variant, a provider), with every kill (red, dashed) and restart (green) marked."""
+    rnd = min((r["round"] for r in rows if r["engine"] == eng), default=None)
+    lines: dict[Any, list[tuple[float, float]]] = defaultdict(list)
+    marks: list[tuple[str, float]] = []
+    first = None
+    for r in rows:
+        if r["engine"] != eng or r["round"] != rnd:
+            continue
+        if r["metric"] == "interval_ops_s" and "interval" in r:
+            if first is None:
+                first = r.get(split)
+            lines[r.get(split)].append((r["interval"] * r.get("interval_s", 1.0), r["value"]))
+        elif r["metric"] in ("kill_at_s", "restart_at_s") and "event" in r:
+            if split != "variant" or r.get("variant") == "durable":
+                marks.append((r["metric"], r["value"]))
+    styles = ["-", "--", ":"]
+    for i, (key, pts) in enumerate(sorted(lines.items(), key=lambda kv: str(kv[0]))):
+        if split == "variant" and key != "durable":
+            continue
+        pts.sort()
+        ax.plot(
+            [p[0] for p in pts],
+            [p[1] for p in pts],
+            color=COLORS.get(eng, "k"),
+            ls=styles[i % 3],
+            lw=1.0,
+            drawstyle="steps-post",
+            label=f"{split} {key}",
+        )
+    for n, (what, at) in enumerate(sorted(marks, key=lambda m: m[1])):
+        kill = what == "kill_at_s"
+        ax.axvline(
+            at,
+            color="#d62728" if kill else "#2ca02c",
+            ls="--" if kill else "-",
+            lw=0.8,
+            label=("kill -9" if kill else "restart answered") if n < 2 else None,
+        )
+    ax.set_title(f"{title}: {eng}, round {(rnd or 0) + 1}", fontsize=9)
+    ax.set_xlabel("seconds")
+    ax.set_ylabel("acknowledged modifies/s")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=6)
+
+
+def _totals(rows: list[dict[str, Any]], exp: str, metrics: list[str], split: str) -> str:
+    """Sums over rounds per engine (and split value), as lines of text."""
+    tot: dict[tuple, float] = defaultdict(float)
+    for r in rows:
+        if r["experiment"] == exp and r["metric"] in metrics and "event" not in r:
+            tot[(r["engine"], r.get(split, ""), r["metric"])] += r["value"]
+    out = []
+    for eng in ENGINE_ORDER:
+        for key in sorted({k[1] for k in tot if k[0] == eng}):
+            vals = ", ".join(f"{m} {tot.get((eng, key, m), 0):,.0f}" for m in metrics)
+            out.append(f"{eng} {key}".strip() + f": {vals}")
+    return "\n".join(out)
+
+
+def _draw_crash(rows: list[dict[str, Any]], g: Groups) -> Any:
+    fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
+    fig.suptitle(
+        "crash: kill -9 of slapd under ModRate, restart on the same directory", fontsize=11
+    )
+    a = axes.flatten()
+    for ax, eng in zip(a[:2], ENGINE_ORDER):
+        _failure_series(ax, rows, "crash", eng, "variant", "durable commits")
+    _bars(a[2], g, "crash", ["restart_p50_s", "restart_max_s"], (("variant", "durable"),))
+    a[2].set_ylabel("seconds from restart to first answer")
+    a[2].set_title("restart time, durable (median of rounds, min..max)", fontsize=9)
+    text = _totals(
+        rows,
+        "crash",
+        ["kills", "acked_modifies", "lost", "inflight_applied", "check_clean"],
+        "variant",
+    )
+    a[3].axis("off")
+    a[3].text(0, 1, "totals over rounds\n\n" + text, va="top", fontsize=8, family="monospace")
+    return fig
+
+
+def _draw_mpr(rows: list[dict[str, Any]], g: Groups) -> Any:
+    fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
+    fig.suptitle(
+        "mpr: two providers and a consumer, provider 1 killed and restarted under ModRate",
+        fontsize=11,
+    )
+    a = axes.flatten()
+    for ax, eng in zip(a[:2], ENGINE_ORDER):
+        _failure_series(ax, rows, "mpr", eng, "provider", "modifies per provider")
+    _bars(
+        a[2],
+        g,
+        "mpr",
+        [f"lag_{ph}_{p}_ms" for ph in ("before", "during", "after") for p in ("p50", "p99")],
+        log=True,
+    )
+    a[2].set_ylabel("replication lag, ms (log)")
+    _bars(a[3], g, "mpr", ["converge_s", "restart_s"])
+    a[3].set_ylabel("seconds")
+    text = _totals(rows, "mpr", ["acked_modifies", "lost"], "")
+    a[3].set_title(text.replace("\n", "; "), fontsize=7)
+    return fig
+
+
+def _draw_refresh(rows: list[dict[str, Any]], g: Groups) -> Any:
+    exp = "refresh-under-load"
+    fig, a = _figure(exp, "refresh-under-load: a new consumer joins a provider under load", 4, 18)
+    for ax, kind, title in zip(a[:2], ("search", "modify"), ("searches", "modifies")):
+        _timeseries(ax, rows, exp, f"{kind}_interval_ops_s")
+        for r in rows:
+            if r["metric"] in ("join_at_s", "refreshed_at_s") and r["round"] == 0:
+                join = r["metric"] == "join_at_s"
+                ax.axvline(
+                    r["value"] + 1,  # intervals are drawn from 1
+                    color=COLORS.get(r["engine"], "k"),
+                    ls="--" if join else ":",
+                    lw=0.8,
+                )
+        ax.set_title(f"{title} per interval; consumer joins (--), refreshed (:)", fontsize=8)
+    kinds = ("search_without_ops_s", "search_during_ops_s")
+    _bars(a[2], g, exp, [*kinds, "modify_without_ops_s", "modify_during_ops_s"])
+    a[2].set_ylabel("provider ops/s")
+    _bars(a[3], g, exp, ["refresh_s"])
+    a[3].set_ylabel("seconds to refresh N entries")
     return fig

@@ -9,6 +9,9 @@ from typing import Any
 from .results import load_rows
 from .summary import group, higher_is_better, ratio, stats
 
+# counts that describe the run rather than score an engine (no `better` for them)
+NEUTRAL = {"kills", "acked_modifies", "entries_checked", "inflight_applied", "check_clean"}
+
 # the metrics worth a line in the report (others are in results.jsonl and the plots)
 HEADLINE = {
     "table1": ("wall_s", "user_s", "sys_s", "db_used_mb"),
@@ -26,6 +29,36 @@ HEADLINE = {
     "seed001": ("begin_us", "renew_us", "create_last_us"),
     "seed002": ("seconds", "used_mb"),
     "syncrepl": ("refresh_s", "lag_p50_ms", "lag_p99_ms", "provider_mod_ops_s"),
+    "crash": (
+        "kills",
+        "acked_modifies",
+        "lost",
+        "inflight_applied",
+        "check_clean",
+        "restart_p50_s",
+        "restart_max_s",
+    ),
+    "mpr": (
+        "restart_s",
+        "converge_s",
+        "acked_modifies",
+        "lost",
+        "before_ops_s",
+        "during_ops_s",
+        "after_ops_s",
+        "lag_before_p50_ms",
+        "lag_before_p99_ms",
+        "lag_after_p50_ms",
+        "lag_after_p99_ms",
+    ),
+    "refresh-under-load": (
+        "refresh_s",
+        "refresh_entries_s",
+        "search_without_ops_s",
+        "search_during_ops_s",
+        "modify_without_ops_s",
+        "modify_during_ops_s",
+    ),
 }
 
 
@@ -74,6 +107,8 @@ def markdown(results: str) -> str:
         r = ratio(per_engine)
         if r is None:
             rtxt, better = "-", "-"
+        elif metric in NEUTRAL:
+            rtxt, better = f"{_ratio(r[0])} ({_ratio(r[1])}..{_ratio(r[2])})", "-"
         else:
             rtxt = f"{_ratio(r[0])} ({_ratio(r[1])}..{_ratio(r[2])})"
             if abs(r[0] - 1) < 0.02:

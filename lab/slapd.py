@@ -310,10 +310,14 @@ class Instance:
         )
         self.engine.check_bindings(prefix, "slaptest")
 
-    def start(self, timeout: float = 60) -> None:
-        self.port = free_port()
+    def start(self, timeout: float = 60, port: int = 0, poll: float = 0.1) -> float:
+        """Start slapd (on port, or a free one), wait for its first answer (the RootDSE,
+        polled every poll seconds) and check its engine; the seconds from spawning it to
+        that first answer.  The log is appended to, so a restart keeps the earlier run's."""
+        self.port = port or free_port()
         prefix = self._debug_prefix("slapd")
-        log = open(os.path.join(self.dir, "slapd.log"), "w")
+        log = open(os.path.join(self.dir, "slapd.log"), "a")
+        t0 = time.monotonic()
         self.proc = subprocess.Popen(
             [tool("slapd"), "-f", self.conf, "-h", f"ldap://127.0.0.1:{self.port}/", "-d", "0"],
             stdout=log,
@@ -323,7 +327,11 @@ class Instance:
         )
         log.close()
         proc = self.proc
-        if not ldapwire.wait_ready(self.port, timeout, alive=lambda: proc.poll() is None):
+        ready = ldapwire.wait_ready(
+            self.port, timeout, alive=lambda: proc.poll() is None, interval=poll
+        )
+        answered = time.monotonic() - t0
+        if not ready:
             self.stop()
             raise LabError(f"slapd did not answer on port {self.port}; log: {self.dir}/slapd.log")
         self.engine.check_bindings(prefix, "slapd")
@@ -332,6 +340,14 @@ class Instance:
                 if self.engine.preload not in f.read():
                     self.stop()
                     raise LabError(f"slapd {self.proc.pid} has not mapped {self.engine.preload}")
+        return answered
+
+    def kill(self) -> None:
+        """SIGKILL our slapd (by its pid) and reap it: a crash, no shutdown at all."""
+        p, self.proc = self.proc, None
+        if p is not None and p.poll() is None:
+            p.send_signal(signal.SIGKILL)
+            p.wait(30)
 
     @property
     def pid(self) -> int:

@@ -18,8 +18,11 @@ def higher_is_better(metric: str) -> bool:
 
 
 def measured(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows that hold a result (not failures, not per-interval samples)."""
-    return [r for r in rows if r["metric"] != "failure" and "interval" not in r]
+    """Rows that hold a result (not failures, not per-interval samples, not the time
+    points of events such as a kill)."""
+    return [
+        r for r in rows if r["metric"] != "failure" and "interval" not in r and "event" not in r
+    ]
 
 
 def series_of(row: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
