@@ -117,6 +117,8 @@ def catalogue(n: int) -> list[Row]:
         Row("readrandom-dupsort", "readrandom", n, dupsort=True),
         Row("readseq-dupsort", "readseq", n, dupsort=True),
         Row("readreverse-dupsort", "readreverse", n, dupsort=True),
+        Row("readseq-dupsort/warm", "readseq", n, dupsort=True, warm=True),
+        Row("readreverse-dupsort/warm", "readreverse", n, dupsort=True, warm=True),
         Row("deleterandom-dupsort/b1000", "deleterandom", n, dupsort=True),
         Row("durable-commits", "synccommit", 1000, batch=1, durable=True),
     ]

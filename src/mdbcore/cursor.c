@@ -232,6 +232,16 @@ int cursor_enter(MDB_cursor *mc, int at_last)
         return 0;
     if ((rc = xcursor_load(mc, n)) != 0)
         return rc;
+    if (x->mc.inline_root) {
+        /* A walk is about to read the sub-page's nodes one by one, from its last byte
+         * down (nodes are laid out from the end): ask for all its lines now, as the copy
+         * this replaced did by streaming through it.  Without this a warm DUPSORT scan
+         * (16 values of 100 bytes a key) took 44 ms of user time a million records, 35
+         * with the copy.  (A hint only: a prefetch never faults.) */
+        const uint8_t *b = (const uint8_t *)x->mc.inline_root;
+        for (unsigned off = 0; off < x->mc.inline_size; off += 64)
+            __builtin_prefetch(b + off);
+    }
     rc = at_last ? go_last(&x->mc, NULL, NULL) : go_first(&x->mc, NULL, NULL);
     return rc == MDB_NOTFOUND ? CORRUPT_AT(mc->pg[mc->top]->pgno) : rc;
 }
