@@ -492,7 +492,7 @@ fuzz-seeds: lib
 	$(FUZZ_BUILD)/seeds/gen_mdb -lock fuzz/corpus/lockfile mdb
 
 # ---- the lab (lab/README.md): slapd on stock LMDB and on our engine ----
-# lab-smoke: every experiment at --size smoke on both engines (about 7 minutes), then one
+# lab-smoke: every experiment at --size smoke on both engines (about 8 minutes), then one
 # PNG per experiment and the report table; results under build/lab/smoke/.
 # lab-1m: the 1,000,000-entry run of every experiment (under an hour on 2 cores before crash
 # and mpr were added; see lab/README.md for theirs), results,

@@ -8,7 +8,9 @@ consumer starts when the baseline window ends.  Its refresh is over when its con
 reaches the provider's contextCSN as read at its start (the consumer writes contextCSN
 only when the refresh phase ends).  The provider's rates "without" come from the baseline
 window's 1-second intervals, "during" from the intervals that overlap the refresh (at
-smoke size that is one or two intervals, partly without a consumer).  When the refresh
+smoke size that is one or two intervals, partly without a consumer), "after" from the
+whole intervals after it (the consumer replicating in persist mode) when the job lasts
+longer than the refresh.  When the refresh
 outlasts the job, the wait goes on without load (bounded by the step's timeout) and the
 row says so (`outlasted_load`).
 Afterwards the consumer must hold every entry.
@@ -126,6 +128,9 @@ def _run(
         rows[f"{kind}_without_ops_s"] = (statistics.fmean(base) if base else 0.0, "ops/s")
         if during:
             rows[f"{kind}_during_ops_s"] = (statistics.fmean(during), "ops/s")
+        after = iv[i_done + 1 :]  # the consumer in persist mode, when the load outlasts it
+        if after:
+            rows[f"{kind}_after_ops_s"] = (statistics.fmean(after), "ops/s")
         for i, v in enumerate(iv):
             lab.rec.row(
                 "refresh-under-load", eng, rnd, f"{kind}_interval_ops_s", v, "ops/s",

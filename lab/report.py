@@ -58,6 +58,8 @@ HEADLINE = {
         "search_during_ops_s",
         "modify_without_ops_s",
         "modify_during_ops_s",
+        "search_after_ops_s",
+        "modify_after_ops_s",
     ),
 }
 
