@@ -509,3 +509,10 @@ lab-1m: lib
 	$(LAB_PY) -m lab run all --size 1m --engine both --rounds 3
 	$(LAB_PY) -m lab plot
 	$(LAB_PY) -m lab report
+
+# lmdb-src: the lab's third engine, upstream LMDB 0.9.29 with symbols, fetched from py-lmdb
+# 1.2.1's sdist on PyPI (SHA-256 checked) and compiled into build/lmdb-src/liblmdb.so;
+# never committed (lab/lmdb_src.py).
+.PHONY: lmdb-src
+lmdb-src:
+	$(LAB_PY) -m lab.lmdb_src

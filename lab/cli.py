@@ -11,7 +11,7 @@ import sys
 import click
 
 from . import experiments
-from .slapd import ENGINES, LabError, make_engine
+from .slapd import ALL_ENGINES, ENGINES, LabError, make_engine
 
 LAB = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(LAB, "results")
@@ -49,7 +49,11 @@ def list_cmd() -> None:
     "--size", type=click.Choice(sorted(experiments.SIZES)), default="smoke", show_default=True
 )
 @click.option(
-    "--engine", "engine", type=click.Choice([*ENGINES, "both"]), default="both", show_default=True
+    "--engine",
+    "engine",
+    type=click.Choice([*ALL_ENGINES, "both"]),
+    default="both",
+    show_default=True,
 )
 @click.option("--rounds", type=click.IntRange(1, 50), default=3, show_default=True)
 @click.option(

@@ -5,11 +5,13 @@ in the foreground (`-d 0`, so the pid we hold is slapd's own) on a free 127.0.0.
 stopped by that pid: never the system service, never pkill.
 
 Engines: `stock` runs Debian's binaries as they are (back-mdb's bundled LMDB); `mdb`
-preloads our build/libmdbcore.so.  back-mdb calls LMDB through its PLT and the dynamic
-linker binds every slot when the module loads, so `LD_DEBUG=bindings` shows where each
-function went.  Every tool and server run on `mdb` records its bindings and is checked:
-each LMDB function back-mdb calls must bind to our library, or the step fails.  A missing
-export would otherwise fall back silently to the bundled copy, running on our handles.
+preloads our build/libmdbcore.so; `lmdb-src` preloads upstream LMDB 0.9.29 built here with
+symbols (lab/lmdb_src.py), so that profiles can name stock's engine functions.  back-mdb
+calls LMDB through its PLT and the dynamic linker binds every slot when the module loads,
+so `LD_DEBUG=bindings` shows where each function went.  Every tool and server run on a
+preloaded engine records its bindings and is checked: each LMDB function back-mdb calls
+must bind to that library, or the step fails.  A missing export would otherwise fall back
+silently to the bundled copy, running on the preloaded engine's handles.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ OUR_LIB = os.path.join(ROOT, "build", "libmdbcore.so")
 DEBIAN_LMDB = "/usr/lib/x86_64-linux-gnu/liblmdb.so.0"
 BACK_MDB = "/usr/lib/ldap/back_mdb.so"
 SCHEMA = "/etc/ldap/schema"
-ENGINES = ("stock", "mdb")
+ENGINES = ("stock", "mdb")  # the pair every experiment compares (`--engine both`)
+ALL_ENGINES = (*ENGINES, "lmdb-src")
 
 
 def interrupt(p: subprocess.Popen[Any], timeout: float) -> int | None:
@@ -113,7 +116,7 @@ def read_bindings(prefix: str) -> dict[str, set[str]]:
 
 @dataclass
 class Engine:
-    name: str  # "stock" or "mdb"
+    name: str  # one of ALL_ENGINES
     preload: str | None
     version: str
     called: list[str] = field(default_factory=list)
@@ -156,26 +159,36 @@ def _stock_version() -> str:
     return (m.group(0).decode() if m else "LMDB (version string not found)") + " in back_mdb"
 
 
-def _our_version() -> str:
-    lib = ctypes.CDLL(OUR_LIB)
+def _lib_version(path: str) -> str:
+    lib = ctypes.CDLL(path)
     lib.mdb_version.restype = ctypes.c_char_p
     lib.mdb_version.argtypes = [ctypes.c_void_p] * 3
-    return f"mdb {lib.mdb_version(None, None, None).decode()}"
+    return str(lib.mdb_version(None, None, None).decode())
+
+
+def _preloaded(name: str, path: str, hint: str) -> Engine:
+    if not os.path.exists(path):
+        raise LabError(f"{path} is missing: run `{hint}` first")
+    exported = _nm_defined(path)
+    missing = [n for n in back_mdb_calls() if n not in exported]
+    if missing:
+        raise LabError(f"{path} does not export {missing}: back-mdb would use its own")
+    return Engine(name, os.path.realpath(path), _lib_version(path))
 
 
 def make_engine(name: str) -> Engine:
     if name == "stock":
         eng = Engine("stock", None, _stock_version())
     elif name == "mdb":
-        if not os.path.exists(OUR_LIB):
-            raise LabError(f"{OUR_LIB} is missing: run `make lib` first")
-        eng = Engine("mdb", os.path.realpath(OUR_LIB), _our_version())
-        exported = _nm_defined(OUR_LIB)
-        missing = [n for n in back_mdb_calls() if n not in exported]
-        if missing:
-            raise LabError(f"our library does not export {missing}: back-mdb would use its own")
+        eng = _preloaded(name, OUR_LIB, "make lib")
+        eng.version = f"mdb {eng.version}"
+    elif name == "lmdb-src":
+        from . import lmdb_src
+
+        eng = _preloaded(name, lmdb_src.LIB, "make lmdb-src")
+        eng.version = f"{eng.version} built from py-lmdb {lmdb_src.PYLMDB_VERSION}'s sdist"
     else:
-        raise LabError(f"unknown engine {name!r} (stock or mdb)")
+        raise LabError(f"unknown engine {name!r} ({', '.join(ALL_ENGINES)})")
     eng.called = back_mdb_calls()
     if not eng.called:
         raise LabError(f"found no LMDB calls in {BACK_MDB}'s PLT: cannot verify the engine")

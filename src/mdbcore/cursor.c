@@ -52,7 +52,8 @@ int cursor_seek(MDB_cursor *mc, const MDB_val *key, int *exact)
 }
 
 /* A put through a cursor that a get has just left on the same key (slapd's index updates
- * do that for every value) needs no search: compare with the item under the cursor only.
+ * do that for every value), or a write txn's get of the key its cursor is on, needs no
+ * search: compare with the item under the cursor only.
  * The first and last keys of its leaf would settle more keys, but those lines are cold on
  * a random lookup, and reading them cost seekrandom 11% (two misses per seek).  An
  * internal C_UNTRACK cursor kept across other writes may hold a dead stack: it searches. */
@@ -547,8 +548,13 @@ static int go_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
         mc->xcursor->mc.flags = C_SUB;
     mc->flags &= ~C_XUNSET;
     /* A miss leaves the cursor positioned at the insertion point, as LMDB's does: NEXT
-     * then moves past the item found there, PREV to the one before it. */
-    int exact, rc = cursor_seek(mc, key, &exact);
+     * then moves past the item found there, PREV to the one before it.  A write txn's
+     * cursor already on the key stays there without a descent: slapd looks up the parent's
+     * key again for each child it adds.  A read cursor is rarely on the key it looks up,
+     * so there the comparison would be wasted. */
+    int exact;
+    int rc = (mc->flags & C_WRITE_TXN) ? cursor_seek_here(mc, key, &exact)
+                                       : cursor_seek(mc, key, &exact);
     if (rc)
         return rc;
     if (op != MDB_SET_RANGE && !exact) {

@@ -22,6 +22,13 @@
 #include "core.h"
 
 #define CURSOR_POOL_MAX 32
+
+/* A DUPSORT cursor is one allocation of both parts.  glibc serves requests up to 1,032
+ * bytes from a per-thread cache in a few dozen instructions; a larger one goes to its bins
+ * and may first consolidate the fast bins, about 2,000 instructions a call under slapd,
+ * which opens and closes several cursors per operation.  Keep the pair inside the cache. */
+_Static_assert(sizeof(MDB_cursor) + sizeof(struct xcursor) <= 1032,
+               "a DUPSORT cursor no longer fits glibc's per-thread cache");
 #define CURSOR_ALLOC_PLAIN 1 /* room for the cursor only */
 #define CURSOR_ALLOC_DUPS 2  /* room for the cursor and its xcursor */
 

@@ -152,6 +152,7 @@ struct MDB_cursor {
     struct xcursor *xcursor;/* sub-cursor for duplicates, NULL unless DUPSORT */
     MDB_txn *txn;
     MDB_dbi dbi;
+    int trk_state;          /* TRK_* in core.h (with trk_key below; here to fill dbi's pad) */
     db_record *db;          /* &txn->dbs[dbi], or the sub-DB record of an xcursor */
     db_info *dbinfo;        /* &txn->dbinfo[dbi] (or the xcursor's) */
     uint8_t *dbstate;       /* &txn->dbstate[dbi] */
@@ -164,7 +165,6 @@ struct MDB_cursor {
      * changes the tree and used to find the same place again afterwards. */
     uint8_t *trk_key;
     size_t trk_len, trk_cap;
-    int trk_state;          /* TRK_* in core.h */
     /* Sub-cursor over a sub-page: the page lives inside its parent's leaf node, so it is
      * the root itself rather than a pgno (cursor.c).  It points where the sub-page lies,
      * in the map or in the txn's dirty copy of the leaf, never at a copy: values read
@@ -172,10 +172,10 @@ struct MDB_cursor {
      * (cursor_touch) or drops it (tree_put, tree_del, cursor_track reset the sub-cursor). */
     page *inline_root;
     unsigned inline_size;
+    uint8_t alloc_kind;     /* CURSOR_ALLOC_* of cursor_alloc.c; 0 for cursors on the stack */
     /* While a child of its txn runs, a write cursor works in the child (as in LMDB); this
      * holds where to put it back (txn_nested.c), NULL otherwise. */
     struct cursor_shadow *shadow;
-    uint8_t alloc_kind;     /* CURSOR_ALLOC_* of cursor_alloc.c; 0 for cursors on the stack */
 };
 
 /* The duplicates of one key: a sub-page inside the leaf node, or a sub-tree whose record

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import glob
 import os
+import subprocess
 
 import pytest
 
-from lab import slapd
+from lab import lmdb_src, slapd
+from lab.makeldif import write as write_ldif
 
 _MISSING = [p for p in (slapd.BACK_MDB, "/usr/sbin/slaptest") if not os.path.exists(p)]
 pytestmark = pytest.mark.skipif(bool(_MISSING), reason=f"slapd not installed: {_MISSING}")
@@ -26,9 +28,17 @@ def test_a_library_without_lmdb_is_caught(tmp_path) -> None:
         inst.slaptest()
 
 
+@pytest.fixture(scope="module")
+def lmdb_src_built() -> str:
+    # built at test time from py-lmdb 1.2.1's sdist (pip download, SHA-256 checked)
+    return lmdb_src.build()
+
+
 @pytest.mark.skipif(not os.path.exists(slapd.OUR_LIB), reason="build/libmdbcore.so not built")
-@pytest.mark.parametrize("name", slapd.ENGINES)
-def test_each_engine_passes_its_own_check(tmp_path, name) -> None:
+@pytest.mark.parametrize("name", slapd.ALL_ENGINES)
+def test_each_engine_passes_its_own_check(tmp_path, name, request) -> None:
+    if name == "lmdb-src":
+        request.getfixturevalue("lmdb_src_built")
     eng = slapd.make_engine(name)
     assert len(eng.called) >= 30  # back-mdb 2.5 calls 35-37 LMDB functions
     slapd.Instance(str(tmp_path), eng).slaptest()  # raises unless all bound to it
@@ -46,3 +56,30 @@ def test_the_checker_reads_the_dynamic_linkers_bindings(tmp_path) -> None:
     eng = slapd.Engine("mdb", "/opt/ours.so", "test", ["mdb_get", "mdb_put"])
     with pytest.raises(slapd.LabError, match="1 of 2 .*mdb_get"):
         eng.check_bindings(prefix, "test")
+
+
+def test_lmdb_src_is_upstream_0929_and_loads_a_directory(tmp_path, lmdb_src_built) -> None:
+    eng = slapd.make_engine("lmdb-src")
+    assert eng.version.startswith("LMDB 0.9.29:"), eng.version
+    assert lmdb_src.header_version(os.path.join(lmdb_src.OUT_DIR, "src", "lmdb.h")) == (0, 9, 29)
+    # its functions carry names (the point of this engine): a profile can attribute them
+    assert (
+        "mdb_page_search"
+        in subprocess.run(["nm", lmdb_src_built], capture_output=True, text=True, check=True).stdout
+    )
+    ldif = tmp_path / "people.ldif"
+    with open(ldif, "w") as f:
+        write_ldif(f, 50, seed=1)
+    inst = slapd.Instance(str(tmp_path / "inst"), eng)
+    inst.slapadd(str(ldif))  # raises unless slapadd's back-mdb bound to lmdb-src
+    assert slapd.used_bytes(inst.db) > 0
+
+
+def test_the_lmdb_src_check_refuses_a_library_it_cannot_prove(tmp_path, monkeypatch) -> None:
+    # make_engine must refuse a library that lacks back-mdb's LMDB calls, not measure it
+    libz = sorted(glob.glob("/usr/lib/x86_64-linux-gnu/libz.so.1*"))
+    if not libz:
+        pytest.skip("no libz to stand in for a wrong engine")
+    monkeypatch.setattr(lmdb_src, "LIB", libz[0])
+    with pytest.raises(slapd.LabError, match="does not export .*mdb_"):
+        slapd.make_engine("lmdb-src")
