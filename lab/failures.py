@@ -479,20 +479,19 @@ def _crash_variant(
 def _read_attr(port: int, dn: str, attr: str) -> list[bytes]:
     c = ldapwire.Connection(port, timeout=10)
     try:
-        flt = ldapwire.present("objectClass")
-        msgid = c.send(ldapwire.search_request(dn, flt, [attr], ldapwire.SCOPE_BASE))
-        values: list[bytes] = []
-        while True:
-            for mid, tag, start, end in ldapwire.split_messages(c.buf):
-                if mid != msgid:
-                    continue
-                if tag == ldapwire.SEARCH_ENTRY:
-                    values += ldapwire.entry_values(bytes(c.buf[start:end]), attr)
-                elif tag == ldapwire.SEARCH_DONE:
-                    return sorted(values)
-            c.fill()
+        return sorted(ldapwire.read_attr(c, dn, attr))
     finally:
         c.close()
+
+
+def _syncprov_instance(lab: Lab, eng: Engine, name: str) -> Instance:
+    """A loaded instance that serves as a replication provider (the syncprov overlay)."""
+    return lab.instance(
+        eng,
+        name,
+        extra_global="moduleload syncprov\n",
+        extra_db="overlay syncprov\nsyncprov-checkpoint 1000 1\n",
+    )
 
 
 def _syncrepl(rid: int, port: int) -> str:

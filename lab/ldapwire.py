@@ -265,3 +265,18 @@ def entry_values(entry_body: bytes, attr: str) -> list[bytes]:
         if len(parts) == 2 and parts[0][1].decode().lower() == attr.lower():
             out += [v for t, v in _tlvs(parts[1][1]) if t == 0x04]
     return out
+
+
+def read_attr(conn: Connection, dn: str, attr: str) -> list[bytes]:
+    """Values of attr of one entry (a base search on conn), parsed from the entry's encoding."""
+    msgid = conn.send(search_request(dn, present("objectClass"), [attr], SCOPE_BASE))
+    values: list[bytes] = []
+    while True:
+        for mid, tag, start, end in split_messages(conn.buf):
+            if mid != msgid:
+                continue
+            if tag == SEARCH_ENTRY:
+                values += entry_values(bytes(conn.buf[start:end]), attr)
+            elif tag == SEARCH_DONE:
+                return values
+        conn.fill()

@@ -24,7 +24,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from . import ldapwire, load
-from .failures import _read_attr, _syncrepl
+from .failures import _read_attr, _syncprov_instance, _syncrepl
 from .makeldif import SUFFIX
 from .slapd import Engine, Instance, LabError
 
@@ -42,12 +42,7 @@ def refresh_under_load(lab: Lab, eng: Engine, rnd: int) -> None:
     without a consumer."""
     baseline, budget = WINDOWS[lab.size.name]
     tag = f"refresh-under-load-{eng.name}-r{rnd}"
-    prov = lab.instance(
-        eng,
-        f"{tag}-provider",
-        extra_global="moduleload syncprov\n",
-        extra_db="overlay syncprov\nsyncprov-checkpoint 1000 1\n",
-    )
+    prov = _syncprov_instance(lab, eng, f"{tag}-provider")
     cons: Instance | None = None
     try:
         prov.start()
