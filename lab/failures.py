@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import ldapwire
+from . import ldapwire, load
 from .makeldif import PEOPLE, ROOTDN, ROOTPW, SUFFIX
 from .slapd import Engine, Instance, LabError, free_port
 
@@ -115,7 +115,7 @@ def _modify_client(
     log = ClientLog()
     r = random.Random(seed)
     seq = 0
-    try:
+    with load.reporting(conn, "modify client"):
         c: ldapwire.Connection | None = ldapwire.Connection(port, timeout=10)
         c.bind(ROOTDN, ROOTPW)
         while time.monotonic() < t_start:
@@ -187,10 +187,6 @@ def _modify_client(
             log.unanswered += list(pending.values())
             c.close()
         conn.send(("ok", log))
-    except Exception as e:  # reported to the parent, which fails the step
-        conn.send(("error", f"modify client: {type(e).__name__}: {e}"))
-    finally:
-        conn.close()
 
 
 class Clients:

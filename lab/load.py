@@ -21,6 +21,8 @@ import random
 import statistics
 import string
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,12 +86,24 @@ def _request(kind: str, n: int, r: random.Random) -> tuple[bytes, int]:
     )
 
 
+@contextmanager
+def reporting(conn: Any, what: str) -> Iterator[None]:
+    """The frame of a client process's body: whatever it raises goes to the parent as
+    ("error", "what: ...") through conn, which is closed at the end either way."""
+    try:
+        yield
+    except Exception as e:  # reported to the parent, which fails the step
+        conn.send(("error", f"{what}: {type(e).__name__}: {e}"))
+    finally:
+        conn.close()
+
+
 def _client(
     kind: str, port: int, n: int, depth: int, seed: int, t0: float, tm: Timing, conn: Any
 ) -> None:
     """One client process: returns its counts through conn."""
     out = KindResult(kind)
-    try:
+    with reporting(conn, f"{kind} client"):
         c = ldapwire.Connection(port)
         if kind == "modify":
             c.bind(ROOTDN, ROOTPW)
@@ -142,10 +156,6 @@ def _client(
         out.intervals = buckets
         c.close()
         conn.send(("ok", out))
-    except Exception as e:  # reported to the parent, which fails the step
-        conn.send(("error", f"{kind} client: {type(e).__name__}: {e}"))
-    finally:
-        conn.close()
 
 
 def _busy_jiffies() -> tuple[int, int]:
@@ -228,16 +238,12 @@ def run_job(
 
 
 def _scan_client(port: int, digest: bool, conn: Any) -> None:
-    try:
+    with reporting(conn, "scan client"):
         c = ldapwire.Connection(port, timeout=600)
         t = time.monotonic()
         rc, count, dig = c.search(SUFFIX, ldapwire.present("objectClass"), digest=digest)
         conn.send(("ok", (time.monotonic() - t, rc, count, dig)))
         c.close()
-    except Exception as e:
-        conn.send(("error", f"scan client: {type(e).__name__}: {e}"))
-    finally:
-        conn.close()
 
 
 def full_scans(port: int, concurrency: int, timeout: float, digest: bool = False) -> list[tuple]:
