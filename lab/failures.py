@@ -199,10 +199,7 @@ class Clients:
         self.labels: list[Any] = []
 
     def start(self, label: Any, *args: Any) -> None:
-        parent, child = self.ctx.Pipe(duplex=False)
-        p = self.ctx.Process(target=_modify_client, args=(*args, child), daemon=True)
-        p.start()
-        child.close()
+        p, parent = load.start_client(self.ctx, _modify_client, args)
         self.procs.append(p)
         self.pipes.append(parent)
         self.labels.append(label)
@@ -211,14 +208,8 @@ class Clients:
         out, failures = [], []
         deadline = time.monotonic() + timeout
         for p, pipe, label in zip(self.procs, self.pipes, self.labels):
-            if pipe.poll(max(0.1, deadline - time.monotonic())):
-                status, payload = pipe.recv()
-            else:
-                status, payload = "error", "a modify client sent no result"
-            p.join(5)
-            if p.is_alive():
-                p.kill()
-                p.join(5)
+            wait = max(0.1, deadline - time.monotonic())
+            status, payload = load.client_result(p, pipe, wait, "a modify client sent no result")
             if status == "ok":
                 out.append((label, payload))
             else:

@@ -21,7 +21,7 @@ import random
 import statistics
 import string
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -158,6 +158,30 @@ def _client(
         conn.send(("ok", out))
 
 
+def start_client(ctx: Any, target: Callable[..., None], args: tuple) -> tuple[Any, Any]:
+    """Fork a client process running target(*args, conn), conn the sending end of a pipe:
+    (the process, the receiving end)."""
+    parent, child = ctx.Pipe(duplex=False)
+    p = ctx.Process(target=target, args=(*args, child), daemon=True)
+    p.start()
+    child.close()
+    return p, parent
+
+
+def client_result(p: Any, pipe: Any, wait_s: float, silent: str) -> tuple[str, Any]:
+    """The (status, payload) the client process p sent within wait_s, or ("error", silent);
+    p is reaped, killed if it lingers."""
+    if pipe.poll(wait_s):
+        status, payload = pipe.recv()
+    else:
+        status, payload = "error", silent
+    p.join(5)
+    if p.is_alive():
+        p.kill()
+        p.join(5)
+    return status, payload
+
+
 def _busy_jiffies() -> tuple[int, int]:
     with open("/proc/stat") as f:
         v = [int(x) for x in f.readline().split()[1:]]
@@ -181,14 +205,9 @@ def run_job(
     k = 0
     for spec in specs:
         for _ in range(spec.clients):
-            parent, child = ctx.Pipe(duplex=False)
-            p = ctx.Process(
-                target=_client,
-                args=(spec.kind, port, n, spec.depth, seed * 1000 + k, t0, tm, child),
-                daemon=True,
+            p, parent = start_client(
+                ctx, _client, (spec.kind, port, n, spec.depth, seed * 1000 + k, t0, tm)
             )
-            p.start()
-            child.close()
             procs.append(p)
             pipes.append(parent)
             k += 1
@@ -201,13 +220,7 @@ def run_job(
     results: dict[str, KindResult] = {}
     failures = []
     for p, pipe in zip(procs, pipes):
-        if pipe.poll(GRACE_S + 10):
-            status, payload = pipe.recv()
-        else:
-            status, payload = "error", "a client sent no result"
-        p.join(5)
-        if p.is_alive():
-            p.kill()
+        status, payload = client_result(p, pipe, GRACE_S + 10, "a client sent no result")
         if status != "ok":
             failures.append(payload)
             continue
@@ -252,22 +265,14 @@ def full_scans(port: int, concurrency: int, timeout: float, digest: bool = False
     ctx = mp.get_context("fork")
     procs, pipes = [], []
     for _ in range(concurrency):
-        parent, child = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_scan_client, args=(port, digest, child), daemon=True)
-        p.start()
-        child.close()
+        p, parent = start_client(ctx, _scan_client, (port, digest))
         procs.append(p)
         pipes.append(parent)
     out, failures = [], []
     deadline = time.monotonic() + timeout
     for p, pipe in zip(procs, pipes):
-        if pipe.poll(max(0.1, deadline - time.monotonic())):
-            status, payload = pipe.recv()
-        else:
-            status, payload = "error", f"a scan did not finish in {timeout:.0f} s"
-        p.join(5)
-        if p.is_alive():
-            p.kill()
+        wait = max(0.1, deadline - time.monotonic())
+        status, payload = client_result(p, pipe, wait, f"a scan did not finish in {timeout:.0f} s")
         (out if status == "ok" else failures).append(payload)
     if failures:
         raise RuntimeError("; ".join(failures[:3]))

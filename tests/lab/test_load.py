@@ -5,6 +5,8 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+import pytest
+
 from lab import load
 
 
@@ -22,12 +24,16 @@ class Pipe:
         self.closed = True
 
 
-def test_a_client_that_cannot_connect_reports_the_error_and_closes_its_pipe() -> None:
+def _closed_port() -> int:
     s = socket.create_server(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()  # nothing listens there now
+    return int(port)
+
+
+def test_a_client_that_cannot_connect_reports_the_error_and_closes_its_pipe() -> None:
     pipe = Pipe()
-    load._scan_client(port, False, pipe)
+    load._scan_client(_closed_port(), False, pipe)
     assert pipe.closed
     assert len(pipe.sent) == 1 and pipe.sent[0][0] == "error"
     assert pipe.sent[0][1].startswith("scan client: ConnectionRefusedError")
@@ -38,3 +44,8 @@ def test_a_client_body_that_ends_normally_only_closes_its_pipe() -> None:
     with load.reporting(pipe, "probe"):
         pipe.send(("ok", 1))
     assert pipe.sent == [("ok", 1)] and pipe.closed
+
+
+def test_forked_clients_errors_reach_the_parent() -> None:
+    with pytest.raises(RuntimeError, match=r"^scan client: ConnectionRefusedError.*; scan client"):
+        load.full_scans(_closed_port(), 2, timeout=30)
