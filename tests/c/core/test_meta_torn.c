@@ -199,6 +199,8 @@ typedef struct expect {
     const uint8_t *pold;    /* page T & 1 before T (T-2's meta) */
     const uint8_t *pnew;    /* the same page after T */
     unsigned slot;          /* T & 1 */
+    uint8_t *img;           /* the whole file after T */
+    size_t len;             /* its length */
 } expect;
 
 static struct {
@@ -207,11 +209,11 @@ static struct {
 } tally;
 
 /* What opening `img` must give; returns 1 when it opened from a damaged-meta fallback. */
-static int check_image(const expect *e, const uint8_t *img, size_t len, int heal,
+static int check_image(const expect *e, const uint8_t *img, int heal,
                        const char *what, size_t at)
 {
     tally.images++;
-    install(img, len);
+    install(img, e->len);
     int rc;
     MDB_env *env = open_env(MDB_RDONLY, &rc);
     if (!env) {
@@ -295,8 +297,8 @@ static int check_image(const expect *e, const uint8_t *img, size_t len, int heal
     data_path(p, sizeof p, work);
     size_t len2;
     uint8_t *after = read_file(p, &len2);
-    EXPECT_MSG(len2 == len && memcmp(after, img, len) == 0, "%s at %zu: read-only open wrote",
-               what, at);
+    EXPECT_MSG(len2 == e->len && memcmp(after, img, e->len) == 0,
+               "%s at %zu: read-only open wrote", what, at);
     free(after);
 
     if (result && heal) {
@@ -304,9 +306,7 @@ static int check_image(const expect *e, const uint8_t *img, size_t len, int heal
         env = open_env(0, &rc);
         REQUIRE(env);
         MDB_txn *t;
-        MDB_dbi m;
-        CHECK(mdb_txn_begin(env, NULL, 0, &t));
-        CHECK(mdb_dbi_open(t, NULL, 0, &m));
+        MDB_dbi m = mdbtest_begin_main(env, &t);
         MDB_val k = {5, "zheal"}, v = {2, "ok"};
         CHECK(mdb_put(t, m, &k, &v, 0));
         CHECK(mdb_txn_commit(t));
@@ -333,7 +333,23 @@ static int check_image(const expect *e, const uint8_t *img, size_t len, int heal
     return result;
 }
 
-static void build(expect *e, uint8_t **img_new, size_t *len)
+/* e->img with its own copy, to damage */
+static uint8_t *image_copy(const expect *e)
+{
+    uint8_t *img = malloc(e->len);
+    REQUIRE(img);
+    memcpy(img, e->img, e->len);
+    return img;
+}
+
+static void expect_free(expect *e)
+{
+    free(e->img);
+    free((void *)e->pold);
+    free((void *)e->pnew);
+}
+
+static void build(expect *e)
 {
     char p[600];
     mkdir(base, 0755);
@@ -358,24 +374,23 @@ static void build(expect *e, uint8_t **img_new, size_t *len)
     free(iold);
     commit_round(env, 12);
     mdb_env_close(env);
-    *img_new = read_file(p, len);
+    e->img = read_file(p, &e->len);
     uint8_t *pnew = malloc(psize);
-    memcpy(pnew, *img_new + (size_t)e->slot * psize, psize);
+    memcpy(pnew, e->img + (size_t)e->slot * psize, psize);
     e->pold = pold;
     e->pnew = pnew;
     REQUIRE(page_txnid(pold) == e->told - 1 && page_txnid(pnew) == e->tnew);
 
     /* contents of T and of T-1 (the image with page T & 1 as it was) */
-    install(*img_new, *len);
+    install(e->img, e->len);
     int rc;
     env = open_env(MDB_RDONLY, &rc);
     REQUIRE(env);
     e->cnew = contents(env);
     mdb_env_close(env);
-    uint8_t *img = malloc(*len);
-    memcpy(img, *img_new, *len);
+    uint8_t *img = image_copy(e);
     memcpy(img + (size_t)e->slot * psize, pold, psize);
-    install(img, *len);
+    install(img, e->len);
     env = open_env(MDB_RDONLY, &rc);
     REQUIRE(env);
     e->cold = contents(env);
@@ -387,21 +402,19 @@ static void build(expect *e, uint8_t **img_new, size_t *len)
 static void t_torn_every_byte(void)
 {
     expect e;
-    uint8_t *img_new;
-    size_t len;
-    build(&e, &img_new, &len);
-    uint8_t *img = malloc(len);
+    build(&e);
+    uint8_t *img = malloc(e.len);
     memset(&tally, 0, sizeof tally);
     for (int dir = 0; dir < 2; dir++) {
         const uint8_t *head = dir ? e.pold : e.pnew, *tail = dir ? e.pnew : e.pold;
         for (size_t b = 0; b <= psize; b = (quick && b == HEAD + 8) ? psize / 2
                                            : (quick && b == psize / 2) ? psize : b + 1) {
-            memcpy(img, img_new, len);
+            memcpy(img, e.img, e.len);
             uint8_t *page = img + (size_t)e.slot * psize;
             memcpy(page, head, b);
             memcpy(page + b, tail + b, psize - b);
             /* heal from a sample of the detected ones: every commit path is the same */
-            check_image(&e, img, len, b % 5 == 0, dir ? "old+new" : "new+old", b);
+            check_image(&e, img, b % 5 == 0, dir ? "old+new" : "new+old", b);
         }
     }
     printf("torn at %s byte of page %u, both ways: %u images: %u the old page, %u the new "
@@ -417,22 +430,18 @@ static void t_torn_every_byte(void)
      * the other mixes break the per-page checks.  None passes for T. */
     EXPECT_EQ(tally.undetected, 0);
     free(img);
-    free(img_new);
-    free((void *)e.pold);
-    free((void *)e.pnew);
+    expect_free(&e);
 }
 
 static void t_random_damage(void)
 {
     expect e;
-    uint8_t *img_new;
-    size_t len;
-    build(&e, &img_new, &len);
-    uint8_t *img = malloc(len);
+    build(&e);
+    uint8_t *img = malloc(e.len);
     memset(&tally, 0, sizeof tally);
     unsigned long long s = MDBTEST_XORSHIFT_SEED;
     for (int i = 0; i < (quick ? 300 : 1500); i++) {
-        memcpy(img, img_new, len);
+        memcpy(img, e.img, e.len);
         uint8_t *page = img + (size_t)e.slot * psize;
         /* a run of random bytes, or scattered flipped bits, mostly where the meta is */
         unsigned kind = (unsigned)(mdbtest_xorshift(&s) % 3);
@@ -454,7 +463,7 @@ static void t_random_damage(void)
             size_t n = 1 + mdbtest_xorshift(&s) % 64;
             memset(page + at, fill, n < psize - at ? n : psize - at);
         }
-        check_image(&e, img, len, i % 10 == 0, "random damage", (size_t)i);
+        check_image(&e, img, i % 10 == 0, "random damage", (size_t)i);
     }
     printf("random damage to page %u: %u images: %u unchanged where it matters, %u detected as "
            "damaged (%u reported as fallback), %u older-looking (T-1 in force), %u with a lowered "
@@ -464,9 +473,7 @@ static void t_random_damage(void)
            tally.older_mix, tally.lowered, tally.undetected, tally.undetected_check_fails, tally.healed);
     EXPECT(tally.detected > 0);
     free(img);
-    free(img_new);
-    free((void *)e.pold);
-    free((void *)e.pnew);
+    expect_free(&e);
 }
 
 /* The meta-field edits of the bad-file suite (tests/c/badfile), one meta page at a time:
@@ -476,9 +483,7 @@ static void t_random_damage(void)
 static void t_meta_field_edits(void)
 {
     expect e;
-    uint8_t *img_new;
-    size_t len;
-    build(&e, &img_new, &len);
+    build(&e);
     static const struct {
         size_t off, width;
         uint64_t val;
@@ -494,10 +499,9 @@ static void t_meta_field_edits(void)
     unsigned opened = 0, refused = 0;
     for (unsigned slot = 0; slot < 2; slot++) {
         for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
-            uint8_t *img = malloc(len);
-            memcpy(img, img_new, len);
+            uint8_t *img = image_copy(&e);
             memcpy(img + (size_t)slot * psize + edits[i].off, &edits[i].val, edits[i].width);
-            install(img, len);
+            install(img, e.len);
             int rc;
             MDB_env *env = open_env(MDB_RDONLY, &rc);
             if (!env) {
@@ -528,21 +532,16 @@ static void t_meta_field_edits(void)
         }
     }
     printf("meta-field edits, one page at a time: %u opened, %u refused\n", opened, refused);
-    free(img_new);
-    free((void *)e.pold);
-    free((void *)e.pnew);
+    expect_free(&e);
 }
 
 /* Both metas damaged: an error, never a crash. */
 static void t_both_damaged(void)
 {
     expect e;
-    uint8_t *img_new;
-    size_t len;
-    build(&e, &img_new, &len);
+    build(&e);
     for (int i = 0; i < 200; i++) {
-        uint8_t *img = malloc(len);
-        memcpy(img, img_new, len);
+        uint8_t *img = image_copy(&e);
         for (unsigned slot = 0; slot < 2; slot++) {
             uint8_t *page = img + (size_t)slot * psize;
             /* the magic, the txnid's slot, a root past the file, or the root's page kind */
@@ -553,7 +552,7 @@ static void t_both_damaged(void)
             default: page[40 + 48 + 46 - 40] ^= 3; break; /* MAIN's depth */
             }
         }
-        install(img, len);
+        install(img, e.len);
         int rc;
         MDB_env *env = open_env(MDB_RDONLY, &rc);
         EXPECT_MSG(!env && (rc == MDB_INVALID || rc == MDB_CORRUPTED),
@@ -562,9 +561,7 @@ static void t_both_damaged(void)
             mdb_env_close(env);
         free(img);
     }
-    free(img_new);
-    free((void *)e.pold);
-    free((void *)e.pnew);
+    expect_free(&e);
 }
 
 /* The meta write is cut short after k bytes (EIO): the old meta stays byte for byte. */
@@ -593,9 +590,7 @@ static void t_short_meta_write(void)
         /* data pages go out with pwritev: the commit's first pwrite is its meta */
         CHECK(mdbcore_fault_short_nth(1, k, EIO));
         MDB_txn *t;
-        MDB_dbi m;
-        CHECK(mdb_txn_begin(env, NULL, 0, &t));
-        CHECK(mdb_dbi_open(t, NULL, 0, &m));
+        MDB_dbi m = mdbtest_begin_main(env, &t);
         MDB_val kk = {4, "knew"}, v = {3, "new"};
         CHECK(mdb_put(t, m, &kk, &v, 0));
         rc = mdb_txn_commit(t);
@@ -624,13 +619,11 @@ static void t_short_meta_write(void)
 static void t_short_heal_write(void)
 {
     expect e;
-    uint8_t *img_new;
-    size_t len;
-    build(&e, &img_new, &len);
-    uint8_t *page = img_new + (size_t)e.slot * psize;
+    build(&e);
+    uint8_t *page = e.img + (size_t)e.slot * psize;
     page[16] ^= 0x01; /* the magic */
     for (unsigned k = 1; k < psize; k = k * 3 + 1) {
-        install(img_new, len);
+        install(e.img, e.len);
         int rc;
         MDB_env *env = open_env(0, &rc);
         REQUIRE(env);
@@ -639,9 +632,7 @@ static void t_short_heal_write(void)
         EXPECT(ms.flags & MDBCORE_META_FALLBACK);
         CHECK(mdbcore_fault_short_nth(1, k, EIO));
         MDB_txn *t;
-        MDB_dbi m;
-        CHECK(mdb_txn_begin(env, NULL, 0, &t));
-        CHECK(mdb_dbi_open(t, NULL, 0, &m));
+        MDB_dbi m = mdbtest_begin_main(env, &t);
         MDB_val kk = {4, "knew"}, v = {3, "new"};
         CHECK(mdb_put(t, m, &kk, &v, 0));
         rc = mdb_txn_commit(t);
@@ -662,9 +653,7 @@ static void t_short_heal_write(void)
             mdb_env_close(env);
         }
     }
-    free(img_new);
-    free((void *)e.pold);
-    free((void *)e.pnew);
+    expect_free(&e);
 }
 
 /* WRITEMAP: the meta's msync fails; the page cache (what the file reads) keeps the old meta. */
@@ -829,11 +818,9 @@ static void t_meta1_past_end_of_file(void)
 static void t_lock_file_names_damaged_page(void)
 {
     expect e;
-    uint8_t *img_new;
-    size_t len;
-    build(&e, &img_new, &len);
-    img_new[(size_t)e.slot * psize + 16] ^= 0x01; /* only the magic: the rest is T's */
-    install(img_new, len);
+    build(&e);
+    e.img[(size_t)e.slot * psize + 16] ^= 0x01; /* only the magic: the rest is T's */
+    install(e.img, e.len);
     int rc;
     MDB_env *env = open_env(0, &rc);
     REQUIRE(env);
@@ -850,9 +837,7 @@ static void t_lock_file_names_damaged_page(void)
     mdb_txn_abort(txn);
     EXPECT_EQ(contents(env), e.cold);
     mdb_env_close(env);
-    free(img_new);
-    free((void *)e.pold);
-    free((void *)e.pnew);
+    expect_free(&e);
 }
 
 int main(int argc, char **argv)

@@ -43,9 +43,7 @@ static void env_info_mapaddr(void)
     CHECK(mdb_env_info(env, &info));
     REQUIRE(info.me_mapaddr == NULL);
     MDB_txn *txn;
-    MDB_dbi dbi;
-    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
-    CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));
+    MDB_dbi dbi = mdbtest_begin_main(env, &txn);
     MDB_val k = {1, "k"}, v = {1, "v"};
     CHECK(mdb_put(txn, dbi, &k, &v, 0));
     CHECK(mdb_txn_commit(txn));
