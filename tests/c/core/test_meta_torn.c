@@ -184,6 +184,25 @@ static void commit_round(MDB_env *env, int r)
     CHECK(mdb_txn_commit(t));
 }
 
+/* One put of key=val into the main DB, committed: the commit's return code. */
+static int put_commit(MDB_env *env, const char *key, const char *val)
+{
+    MDB_txn *t;
+    MDB_dbi m = mdbtest_begin_main(env, &t);
+    MDB_val k = {strlen(key), (void *)key}, v = {strlen(val), (void *)val};
+    CHECK(mdb_put(t, m, &k, &v, 0));
+    return mdb_txn_commit(t);
+}
+
+/* The structural checker finds nothing wrong. */
+static int check_clean(MDB_env *env)
+{
+    mdbcore_check_report rep;
+    int rc = mdbcore_check_env(env, &rep);
+    mdbcore_check_report_free(&rep);
+    return rc == 0;
+}
+
 static txnid_t page_txnid(const uint8_t *page)
 {
     txnid_t t;
@@ -305,11 +324,7 @@ static int check_image(const expect *e, const uint8_t *img, int heal,
         /* one commit heals: both metas hold up again */
         env = open_env(0, &rc);
         REQUIRE(env);
-        MDB_txn *t;
-        MDB_dbi m = mdbtest_begin_main(env, &t);
-        MDB_val k = {5, "zheal"}, v = {2, "ok"};
-        CHECK(mdb_put(t, m, &k, &v, 0));
-        CHECK(mdb_txn_commit(t));
+        CHECK(put_commit(env, "zheal", "ok"));
         CHECK(mdbcore_env_meta_status(env, &st));
         EXPECT(st.flags & MDBCORE_META_HEALED);
         EXPECT(!(st.flags & (MDBCORE_META_DAMAGED | MDBCORE_META_FALLBACK)));
@@ -320,9 +335,10 @@ static int check_image(const expect *e, const uint8_t *img, int heal,
         EXPECT_EQ(st.flags, 0);
         EXPECT_EQ(st.damaged_page, -1);
         EXPECT_EQ(st.used_txnid, e->told + 1);
-        EXPECT_EQ(mdbcore_check_env(env, &rep), 0);
-        mdbcore_check_report_free(&rep);
+        EXPECT(check_clean(env));
         MDB_txn *rt;
+        MDB_dbi m;
+        MDB_val k = {5, "zheal"}, v;
         CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &rt));
         CHECK(mdb_dbi_open(rt, NULL, 0, &m));
         EXPECT_EQ(mdb_get(rt, m, &k, &v), 0);
@@ -520,10 +536,7 @@ static void t_meta_field_edits(void)
                 /* page T & 1 damaged: T-1 is read; page (T-1) & 1: T */
                 uint64_t want = slot == e.slot ? e.cold : e.cnew;
                 EXPECT_MSG(contents(env) == want, "meta %u edit %zu: contents", slot, i);
-                mdbcore_check_report rep;
-                EXPECT_MSG(mdbcore_check_env(env, &rep) == 0, "meta %u edit %zu: check", slot,
-                           i);
-                mdbcore_check_report_free(&rep);
+                EXPECT_MSG(check_clean(env), "meta %u edit %zu: check", slot, i);
             } else {
                 (void)contents(env); /* an edit that leaves a plausible meta: no crash */
             }
@@ -589,15 +602,12 @@ static void t_short_meta_write(void)
         free(before);
         /* data pages go out with pwritev: the commit's first pwrite is its meta */
         CHECK(mdbcore_fault_short_nth(1, k, EIO));
-        MDB_txn *t;
-        MDB_dbi m = mdbtest_begin_main(env, &t);
-        MDB_val kk = {4, "knew"}, v = {3, "new"};
-        CHECK(mdb_put(t, m, &kk, &v, 0));
-        rc = mdb_txn_commit(t);
+        rc = put_commit(env, "knew", "new");
         unsigned long injected = mdbcore_fault_injected();
         mdbcore_fault_reset();
         EXPECT_EQ(rc, EIO);
         EXPECT_EQ(injected, 1);
+        MDB_txn *t;
         EXPECT_RC(mdb_txn_begin(env, NULL, 0, &t), MDB_PANIC);
         uint8_t *after = read_file(p, &len);
         EXPECT_MSG(memcmp(after + (size_t)slot * st.ms_psize, old, HEAD) == 0,
@@ -631,11 +641,7 @@ static void t_short_heal_write(void)
         CHECK(mdbcore_env_meta_status(env, &ms));
         EXPECT(ms.flags & MDBCORE_META_FALLBACK);
         CHECK(mdbcore_fault_short_nth(1, k, EIO));
-        MDB_txn *t;
-        MDB_dbi m = mdbtest_begin_main(env, &t);
-        MDB_val kk = {4, "knew"}, v = {3, "new"};
-        CHECK(mdb_put(t, m, &kk, &v, 0));
-        rc = mdb_txn_commit(t);
+        rc = put_commit(env, "knew", "new");
         mdbcore_fault_reset();
         EXPECT_EQ(rc, EIO);
         mdb_env_close(env);
@@ -686,13 +692,7 @@ static void t_writemap_msync_fails(void)
     memcpy(old, img + (size_t)slot * psize, HEAD);
     free(img);
     CHECK(mdbcore_fault_fail_nth(MDBCORE_FAULT_MSYNC, per, EIO));
-    MDB_txn *t;
-    MDB_dbi m;
-    CHECK(mdb_txn_begin(env, NULL, 0, &t));
-    CHECK(mdb_dbi_open(t, NULL, 0, &m));
-    MDB_val kk = {4, "knew"}, v = {3, "new"};
-    CHECK(mdb_put(t, m, &kk, &v, 0));
-    rc = mdb_txn_commit(t);
+    rc = put_commit(env, "knew", "new");
     mdbcore_fault_reset();
     EXPECT_EQ(rc, EIO);
     img = read_file(p, &len);
@@ -731,13 +731,7 @@ static void t_new_file_page0_damaged(void)
     EXPECT_EQ(st.used_txnid, 0);
     /* the first meta write of the commit is the copy into page 0: make the second fail */
     CHECK(mdbcore_fault_short_nth(2, 40, EIO));
-    MDB_txn *t;
-    MDB_dbi m;
-    MDB_val k = {3, "one"}, v = {1, "1"};
-    CHECK(mdb_txn_begin(env, NULL, 0, &t));
-    CHECK(mdb_dbi_open(t, NULL, 0, &m));
-    CHECK(mdb_put(t, m, &k, &v, 0));
-    EXPECT_EQ(mdb_txn_commit(t), EIO);
+    EXPECT_EQ(put_commit(env, "one", "1"), EIO);
     mdbcore_fault_reset();
     mdb_env_close(env);
     /* page 0 was healed with txn 0's meta, page 1 put back: both sound, both txnid 0 */
@@ -746,19 +740,14 @@ static void t_new_file_page0_damaged(void)
     CHECK(mdbcore_env_meta_status(env, &st));
     EXPECT_EQ(st.flags, 0);
     EXPECT_EQ(st.used_txnid, 0);
-    CHECK(mdb_txn_begin(env, NULL, 0, &t));
-    CHECK(mdb_dbi_open(t, NULL, 0, &m));
-    CHECK(mdb_put(t, m, &k, &v, 0));
-    CHECK(mdb_txn_commit(t));
+    CHECK(put_commit(env, "one", "1"));
     mdb_env_close(env);
     env = open_env(MDB_RDONLY, &rc);
     REQUIRE(env);
     CHECK(mdbcore_env_meta_status(env, &st));
     EXPECT_EQ(st.flags, 0);
     EXPECT_EQ(st.used_txnid, 1);
-    mdbcore_check_report rep;
-    EXPECT_EQ(mdbcore_check_env(env, &rep), 0);
-    mdbcore_check_report_free(&rep);
+    EXPECT(check_clean(env));
     mdb_env_close(env);
     free(img);
 }
@@ -788,18 +777,10 @@ static void t_meta1_past_end_of_file(void)
         EXPECT(st.flags & MDBCORE_META_FALLBACK);
         EXPECT_EQ(st.damaged_page, 1);
         EXPECT_EQ(st.used_txnid, 0);
-        mdbcore_check_report rep;
-        EXPECT_EQ(mdbcore_check_env(env, &rep), 0);
-        mdbcore_check_report_free(&rep);
+        EXPECT(check_clean(env));
         EXPECT_EQ(contents(env), contents(env));
         if (pass) {
-            MDB_txn *t;
-            MDB_dbi m;
-            MDB_val k = {3, "one"}, v = {1, "1"};
-            CHECK(mdb_txn_begin(env, NULL, 0, &t));
-            CHECK(mdb_dbi_open(t, NULL, 0, &m));
-            CHECK(mdb_put(t, m, &k, &v, 0));
-            CHECK(mdb_txn_commit(t));
+            CHECK(put_commit(env, "one", "1"));
         }
         mdb_env_close(env);
     }
