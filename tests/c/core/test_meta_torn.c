@@ -194,6 +194,19 @@ static int put_commit(MDB_env *env, const char *key, const char *val)
     return mdb_txn_commit(t);
 }
 
+/* The file opened read-only: both metas sound, txn `want` in force. */
+static MDB_env *open_sound(txnid_t want)
+{
+    int rc;
+    MDB_env *env = open_env(MDB_RDONLY, &rc);
+    REQUIRE(env);
+    mdbcore_meta_status st;
+    CHECK(mdbcore_env_meta_status(env, &st));
+    EXPECT_EQ(st.flags, 0);
+    EXPECT_EQ(st.used_txnid, want);
+    return env;
+}
+
 /* The structural checker finds nothing wrong. */
 static int check_clean(MDB_env *env)
 {
@@ -614,13 +627,7 @@ static void t_short_meta_write(void)
                    "meta write cut after %u bytes: page %u is not what it was", k, slot);
         free(after);
         mdb_env_close(env);
-        env = open_env(MDB_RDONLY, &rc);
-        REQUIRE(env);
-        mdbcore_meta_status ms;
-        CHECK(mdbcore_env_meta_status(env, &ms));
-        EXPECT_EQ(ms.flags, 0);
-        EXPECT_EQ(ms.used_txnid, info.me_last_txnid);
-        mdb_env_close(env);
+        mdb_env_close(open_sound(info.me_last_txnid));
     }
 }
 
@@ -742,11 +749,7 @@ static void t_new_file_page0_damaged(void)
     EXPECT_EQ(st.used_txnid, 0);
     CHECK(put_commit(env, "one", "1"));
     mdb_env_close(env);
-    env = open_env(MDB_RDONLY, &rc);
-    REQUIRE(env);
-    CHECK(mdbcore_env_meta_status(env, &st));
-    EXPECT_EQ(st.flags, 0);
-    EXPECT_EQ(st.used_txnid, 1);
+    env = open_sound(1);
     EXPECT(check_clean(env));
     mdb_env_close(env);
     free(img);
@@ -784,13 +787,7 @@ static void t_meta1_past_end_of_file(void)
         }
         mdb_env_close(env);
     }
-    env = open_env(MDB_RDONLY, &rc);
-    REQUIRE(env);
-    mdbcore_meta_status st;
-    CHECK(mdbcore_env_meta_status(env, &st));
-    EXPECT_EQ(st.flags, 0);
-    EXPECT_EQ(st.used_txnid, 1);
-    mdb_env_close(env);
+    mdb_env_close(open_sound(1));
     free(img);
 }
 
