@@ -144,6 +144,17 @@ static MDB_env *open_env(unsigned flags, int *rc_out)
     return env;
 }
 
+/* A new, empty environment in work, opened with flags. */
+static MDB_env *new_env(unsigned flags)
+{
+    mkdir(work, 0755);
+    mdbtest_unlink_env(work);
+    int rc;
+    MDB_env *env = open_env(flags, &rc);
+    REQUIRE(env);
+    return env;
+}
+
 static int to_stderr(const char *msg, void *ctx)
 {
     (void)ctx;
@@ -594,12 +605,9 @@ static void t_both_damaged(void)
 static void t_short_meta_write(void)
 {
     char p[600];
-    mkdir(work, 0755);
     for (unsigned k = 1; k < 120; k += (k < 12 ? 1 : 7)) {
-        mdbtest_unlink_env(work);
         int rc;
-        MDB_env *env = open_env(0, &rc);
-        REQUIRE(env);
+        MDB_env *env = new_env(0);
         for (int r = 0; r < 3; r++)
             commit_round(env, r);
         MDB_envinfo info;
@@ -673,11 +681,8 @@ static void t_short_heal_write(void)
 static void t_writemap_msync_fails(void)
 {
     char p[600];
-    mkdir(work, 0755);
-    mdbtest_unlink_env(work);
     int rc;
-    MDB_env *env = open_env(MDB_WRITEMAP, &rc);
-    REQUIRE(env);
+    MDB_env *env = new_env(MDB_WRITEMAP);
     for (int r = 0; r < 3; r++)
         commit_round(env, r);
     MDB_stat est;
@@ -715,11 +720,8 @@ static void t_writemap_msync_fails(void)
 static void t_new_file_page0_damaged(void)
 {
     char p[600];
-    mkdir(work, 0755);
-    mdbtest_unlink_env(work);
     int rc;
-    MDB_env *env = open_env(0, &rc);
-    REQUIRE(env);
+    MDB_env *env = new_env(0);
     MDB_stat est;
     CHECK(mdb_env_stat(env, &est));
     mdb_env_close(env);
@@ -761,11 +763,8 @@ static void t_new_file_page0_damaged(void)
 static void t_meta1_past_end_of_file(void)
 {
     char p[600];
-    mkdir(work, 0755);
-    mdbtest_unlink_env(work);
     int rc;
-    MDB_env *env = open_env(0, &rc);
-    REQUIRE(env);
+    MDB_env *env = new_env(0);
     mdb_env_close(env);
     data_path(p, sizeof p, work);
     size_t len;
