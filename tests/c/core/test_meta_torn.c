@@ -205,14 +205,21 @@ static int put_commit(MDB_env *env, const char *key, const char *val)
     return mdb_txn_commit(t);
 }
 
+/* The file opened with flags (it must open), and what the open made of its metas. */
+static MDB_env *open_status(unsigned flags, mdbcore_meta_status *st)
+{
+    int rc;
+    MDB_env *env = open_env(flags, &rc);
+    REQUIRE(env);
+    CHECK(mdbcore_env_meta_status(env, st));
+    return env;
+}
+
 /* The file opened read-only: both metas sound, txn `want` in force. */
 static MDB_env *open_sound(txnid_t want)
 {
-    int rc;
-    MDB_env *env = open_env(MDB_RDONLY, &rc);
-    REQUIRE(env);
     mdbcore_meta_status st;
-    CHECK(mdbcore_env_meta_status(env, &st));
+    MDB_env *env = open_status(MDB_RDONLY, &st);
     EXPECT_EQ(st.flags, 0);
     EXPECT_EQ(st.used_txnid, want);
     return env;
@@ -353,9 +360,7 @@ static int check_image(const expect *e, const uint8_t *img, int heal,
         EXPECT(st.flags & MDBCORE_META_HEALED);
         EXPECT(!(st.flags & (MDBCORE_META_DAMAGED | MDBCORE_META_FALLBACK)));
         mdb_env_close(env);
-        env = open_env(MDB_RDONLY, &rc);
-        REQUIRE(env);
-        CHECK(mdbcore_env_meta_status(env, &st));
+        env = open_status(MDB_RDONLY, &st);
         EXPECT_EQ(st.flags, 0);
         EXPECT_EQ(st.damaged_page, -1);
         EXPECT_EQ(st.used_txnid, e->told + 1);
@@ -649,12 +654,10 @@ static void t_short_heal_write(void)
     page[16] ^= 0x01; /* the magic */
     for (unsigned k = 1; k < psize; k = k * 3 + 1) {
         install(e.img, e.len);
-        int rc;
-        MDB_env *env = open_env(0, &rc);
-        REQUIRE(env);
         mdbcore_meta_status ms;
-        CHECK(mdbcore_env_meta_status(env, &ms));
+        MDB_env *env = open_status(0, &ms);
         EXPECT(ms.flags & MDBCORE_META_FALLBACK);
+        int rc;
         CHECK(mdbcore_fault_short_nth(1, k, EIO));
         rc = put_commit(env, "knew", "new");
         mdbcore_fault_reset();
@@ -720,7 +723,6 @@ static void t_writemap_msync_fails(void)
 static void t_new_file_page0_damaged(void)
 {
     char p[600];
-    int rc;
     MDB_env *env = new_env(0);
     MDB_stat est;
     CHECK(mdb_env_stat(env, &est));
@@ -730,10 +732,8 @@ static void t_new_file_page0_damaged(void)
     uint8_t *img = read_file(p, &len);
     img[16] ^= 0xff; /* page 0's magic */
     install(img, len);
-    env = open_env(0, &rc);
-    REQUIRE(env);
     mdbcore_meta_status st;
-    CHECK(mdbcore_env_meta_status(env, &st));
+    env = open_status(0, &st);
     EXPECT(st.flags & MDBCORE_META_FALLBACK);
     EXPECT_EQ(st.damaged_page, 0);
     EXPECT_EQ(st.used_page, 1);
@@ -744,9 +744,7 @@ static void t_new_file_page0_damaged(void)
     mdbcore_fault_reset();
     mdb_env_close(env);
     /* page 0 was healed with txn 0's meta, page 1 put back: both sound, both txnid 0 */
-    env = open_env(0, &rc);
-    REQUIRE(env);
-    CHECK(mdbcore_env_meta_status(env, &st));
+    env = open_status(0, &st);
     EXPECT_EQ(st.flags, 0);
     EXPECT_EQ(st.used_txnid, 0);
     CHECK(put_commit(env, "one", "1"));
@@ -763,7 +761,6 @@ static void t_new_file_page0_damaged(void)
 static void t_meta1_past_end_of_file(void)
 {
     char p[600];
-    int rc;
     MDB_env *env = new_env(0);
     mdb_env_close(env);
     data_path(p, sizeof p, work);
@@ -772,10 +769,8 @@ static void t_meta1_past_end_of_file(void)
     REQUIRE(len == 2 * (size_t)psize);
     install(img, psize);
     for (int pass = 0; pass < 2; pass++) {
-        env = open_env(pass ? 0 : MDB_RDONLY, &rc);
-        REQUIRE(env);
         mdbcore_meta_status st;
-        CHECK(mdbcore_env_meta_status(env, &st));
+        env = open_status(pass ? 0 : MDB_RDONLY, &st);
         EXPECT(st.flags & MDBCORE_META_FALLBACK);
         EXPECT_EQ(st.damaged_page, 1);
         EXPECT_EQ(st.used_txnid, 0);
