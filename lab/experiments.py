@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -528,19 +528,21 @@ def syncrepl(lab: Lab, eng: Engine, rnd: int) -> None:
     """A provider (syncprov) and a consumer (syncrepl refreshAndPersist), both on eng:
     the consumer's initial refresh of N entries, then the replication lag -- a provider
     commit to its visibility on the consumer -- under a ModRate on the provider."""
-    prov_inst = _syncprov_instance(lab, eng, f"syncrepl-provider-{eng.name}-r{rnd}")
-    cons_inst: Instance | None = None
-    try:
+    prov_name = f"syncrepl-provider-{eng.name}-r{rnd}"
+    prov_inst = _syncprov_instance(lab, eng, prov_name)
+    with ExitStack() as held:
+        held.enter_context(lab.measuring(prov_inst, prov_name))
         prov_inst.start()
         pc = ldapwire.Connection(prov_inst.port)
         csn = ldapwire.read_attr(pc, SUFFIX, "contextCSN")
         if not csn:
             raise LabError("the provider's suffix has no contextCSN after slapadd -w")
-        cons_inst = lab.instance(
-            eng,
-            f"syncrepl-consumer-{eng.name}-r{rnd}",
-            loaded=False,
-            extra_db=_syncrepl(1, prov_inst.port),
+        cons_name = f"syncrepl-consumer-{eng.name}-r{rnd}"
+        cons_inst = held.enter_context(
+            lab.measuring(
+                lab.instance(eng, cons_name, loaded=False, extra_db=_syncrepl(1, prov_inst.port)),
+                cons_name,
+            )
         )
         t0 = time.monotonic()
         cons_inst.start()
@@ -631,15 +633,6 @@ def syncrepl(lab: Lab, eng: Engine, rnd: int) -> None:
             raise LabError(f"{timeouts} lag probes never reached the consumer")
         pc.close()
         cc.close()
-    except Exception:
-        lab.keep_logs(prov_inst.dir, f"syncrepl-provider-{eng.name}-r{rnd}")
-        if cons_inst is not None:
-            lab.keep_logs(cons_inst.dir, f"syncrepl-consumer-{eng.name}-r{rnd}")
-        raise
-    finally:
-        if cons_inst is not None:
-            lab.discard(cons_inst)
-        lab.discard(prov_inst)
 
 
 Experiment = Callable[[Lab, Engine, int], None]

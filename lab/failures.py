@@ -356,13 +356,8 @@ def crash(lab: Lab, eng: Engine, rnd: int) -> None:
         tag = f"crash-{variant}-{eng.name}-r{rnd}"
         inst = lab.instance(eng, tag, nosync=nosync)
         checklog = os.path.join(inst.dir, "mdb-cli-check.log")
-        try:
+        with lab.measuring(inst, tag):
             _crash_variant(lab, eng, rnd, inst, variant, kills, rng, checklog)
-        except Exception:
-            lab.keep_logs(inst.dir, tag)
-            raise
-        finally:
-            lab.discard(inst)
 
 
 def _crash_variant(

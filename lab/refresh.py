@@ -43,20 +43,11 @@ def refresh_under_load(lab: Lab, eng: Engine, rnd: int) -> None:
     baseline, budget = WINDOWS[lab.size.name]
     tag = f"refresh-under-load-{eng.name}-r{rnd}"
     prov = _syncprov_instance(lab, eng, f"{tag}-provider")
-    cons: Instance | None = None
-    try:
+    with lab.measuring(prov, f"{tag}-provider"):
         prov.start()
         cons = lab.instance(eng, f"{tag}-consumer", loaded=False, extra_db=_syncrepl(1, prov.port))
-        _run(lab, eng, rnd, prov, cons, baseline, budget)
-    except Exception:
-        lab.keep_logs(prov.dir, f"{tag}-provider")
-        if cons is not None:
-            lab.keep_logs(cons.dir, f"{tag}-consumer")
-        raise
-    finally:
-        if cons is not None:
-            lab.discard(cons)
-        lab.discard(prov)
+        with lab.measuring(cons, f"{tag}-consumer"):
+            _run(lab, eng, rnd, prov, cons, baseline, budget)
 
 
 def _run(
