@@ -241,13 +241,7 @@ class EnvMachine(RuleBasedStateMachine):
         append=st.sampled_from([False, False, False, True]),
     )
     def put(self, data, overwrite, dupdata, append):
-        self.step()
-        name = data.draw(st.sampled_from(sorted(self.specs)))
-        mdl = self.top[1].dbs[name]
-        if mdl.dupsort:
-            append = False
-        k, v = self.db_key(data, name), self.db_val(data, name)
-        want = mdl.put(k, v, dupdata=dupdata, overwrite=overwrite, append=append)
+        name, k, v, append, want = self._model_put(data, overwrite, dupdata, append)
         got = self.top[0].put(
             k, v, db=self.handles[name], overwrite=overwrite, dupdata=dupdata, append=append
         )
@@ -302,6 +296,23 @@ class EnvMachine(RuleBasedStateMachine):
         self._after_write(name)
 
     # ---- cursors
+    def _model_put(self, data, overwrite, dupdata, append):
+        """A step's put on the model: a drawn DB (append is off for DUPSORT), key and value;
+        (name, key, value, append, the model's answer)."""
+        self.step()
+        name = data.draw(st.sampled_from(sorted(self.specs)))
+        mdl = self.top[1].dbs[name]
+        if mdl.dupsort:
+            append = False
+        k, v = self.db_key(data, name), self.db_val(data, name)
+        return (
+            name,
+            k,
+            v,
+            append,
+            mdl.put(k, v, dupdata=dupdata, overwrite=overwrite, append=append),
+        )
+
     def _cursor(self, name):
         ent = self.cursors.get(name)
         if ent is None:
@@ -395,14 +406,8 @@ class EnvMachine(RuleBasedStateMachine):
         append=st.sampled_from([False, False, True]),
     )
     def cursor_put(self, data, overwrite, dupdata, append):
-        self.step()
-        name = data.draw(st.sampled_from(sorted(self.specs)))
-        mdl = self.top[1].dbs[name]
-        if mdl.dupsort:
-            append = False
+        name, k, v, append, want = self._model_put(data, overwrite, dupdata, append)
         ent = self._cursor(name)
-        k, v = self.db_key(data, name), self.db_val(data, name)
-        want = mdl.put(k, v, dupdata=dupdata, overwrite=overwrite, append=append)
         got = ent[0].put(k, v, dupdata=dupdata, overwrite=overwrite, append=append)
         assert got == want, (
             f"cursor put({k!r}, {name}, overwrite={overwrite}, "
