@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -524,55 +524,31 @@ def seed002(lab: Lab, eng: Engine, rnd: int) -> None:
                 shutil.rmtree(d, ignore_errors=True)
 
 
-def _read_attr(conn: ldapwire.Connection, dn: str, attr: str) -> list[bytes]:
-    """Values of attr of one entry (a base search), parsed from the entry's encoding."""
-    msgid = conn.send(
-        ldapwire.search_request(dn, ldapwire.present("objectClass"), [attr], ldapwire.SCOPE_BASE)
-    )
-    values: list[bytes] = []
-    while True:
-        for mid, tag, start, end in ldapwire.split_messages(conn.buf):
-            if mid != msgid:
-                continue
-            if tag == ldapwire.SEARCH_ENTRY:
-                values += ldapwire.entry_values(bytes(conn.buf[start:end]), attr)
-            elif tag == ldapwire.SEARCH_DONE:
-                return values
-        conn.fill()
-
-
 def syncrepl(lab: Lab, eng: Engine, rnd: int) -> None:
     """A provider (syncprov) and a consumer (syncrepl refreshAndPersist), both on eng:
     the consumer's initial refresh of N entries, then the replication lag -- a provider
     commit to its visibility on the consumer -- under a ModRate on the provider."""
-    prov_inst = lab.instance(
-        eng,
-        f"syncrepl-provider-{eng.name}-r{rnd}",
-        extra_global="moduleload syncprov\n",
-        extra_db="overlay syncprov\nsyncprov-checkpoint 1000 1\n",
-    )
-    cons_inst: Instance | None = None
-    try:
+    prov_name = f"syncrepl-provider-{eng.name}-r{rnd}"
+    prov_inst = _syncprov_instance(lab, eng, prov_name)
+    with ExitStack() as held:
+        held.enter_context(lab.measuring(prov_inst, prov_name))
         prov_inst.start()
         pc = ldapwire.Connection(prov_inst.port)
-        csn = _read_attr(pc, SUFFIX, "contextCSN")
+        csn = ldapwire.read_attr(pc, SUFFIX, "contextCSN")
         if not csn:
             raise LabError("the provider's suffix has no contextCSN after slapadd -w")
-        cons_inst = lab.instance(
-            eng,
-            f"syncrepl-consumer-{eng.name}-r{rnd}",
-            loaded=False,
-            extra_db=(
-                f"syncrepl rid=001 provider=ldap://127.0.0.1:{prov_inst.port}/ "
-                f'type=refreshAndPersist searchbase="{SUFFIX}" bindmethod=simple '
-                f'binddn="{ROOTDN}" credentials={ROOTPW} retry="1 +" timeout=10\n'
-            ),
+        cons_name = f"syncrepl-consumer-{eng.name}-r{rnd}"
+        cons_inst = held.enter_context(
+            lab.measuring(
+                lab.instance(eng, cons_name, loaded=False, extra_db=_syncrepl(1, prov_inst.port)),
+                cons_name,
+            )
         )
         t0 = time.monotonic()
         cons_inst.start()
         cc = ldapwire.Connection(cons_inst.port)
         deadline = t0 + lab.size.step_timeout
-        while sorted(_read_attr(cc, SUFFIX, "contextCSN")) != sorted(csn):
+        while sorted(ldapwire.read_attr(cc, SUFFIX, "contextCSN")) != sorted(csn):
             if time.monotonic() > deadline:
                 raise LabError("the consumer did not finish its refresh in time")
             time.sleep(0.05)
@@ -623,7 +599,7 @@ def syncrepl(lab: Lab, eng: Engine, rnd: int) -> None:
             if pc.wait_result(msgid, ldapwire.MODIFY_RESPONSE) != 0:
                 raise LabError("the lag probe's modify failed on the provider")
             committed = time.monotonic()
-            while token.encode() not in _read_attr(cc, PEOPLE, "description"):
+            while token.encode() not in ldapwire.read_attr(cc, PEOPLE, "description"):
                 if time.monotonic() - committed > 10:
                     timeouts += 1
                     break
@@ -657,15 +633,6 @@ def syncrepl(lab: Lab, eng: Engine, rnd: int) -> None:
             raise LabError(f"{timeouts} lag probes never reached the consumer")
         pc.close()
         cc.close()
-    except Exception:
-        lab.keep_logs(prov_inst.dir, f"syncrepl-provider-{eng.name}-r{rnd}")
-        if cons_inst is not None:
-            lab.keep_logs(cons_inst.dir, f"syncrepl-consumer-{eng.name}-r{rnd}")
-        raise
-    finally:
-        if cons_inst is not None:
-            lab.discard(cons_inst)
-        lab.discard(prov_inst)
 
 
 Experiment = Callable[[Lab, Engine, int], None]
@@ -682,7 +649,7 @@ EXPERIMENTS: dict[str, Experiment] = {
 }
 
 # the failure and refresh experiments live in their own modules, which build on Lab
-from .failures import crash, mpr  # noqa: E402
+from .failures import _syncprov_instance, _syncrepl, crash, mpr  # noqa: E402
 from .refresh import refresh_under_load  # noqa: E402
 
 EXPERIMENTS.update({"crash": crash, "mpr": mpr, "refresh-under-load": refresh_under_load})

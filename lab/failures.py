@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import ldapwire
+from . import ldapwire, load
 from .makeldif import PEOPLE, ROOTDN, ROOTPW, SUFFIX
 from .slapd import Engine, Instance, LabError, free_port
 
@@ -115,7 +115,7 @@ def _modify_client(
     log = ClientLog()
     r = random.Random(seed)
     seq = 0
-    try:
+    with load.reporting(conn, "modify client"):
         c: ldapwire.Connection | None = ldapwire.Connection(port, timeout=10)
         c.bind(ROOTDN, ROOTPW)
         while time.monotonic() < t_start:
@@ -187,10 +187,6 @@ def _modify_client(
             log.unanswered += list(pending.values())
             c.close()
         conn.send(("ok", log))
-    except Exception as e:  # reported to the parent, which fails the step
-        conn.send(("error", f"modify client: {type(e).__name__}: {e}"))
-    finally:
-        conn.close()
 
 
 class Clients:
@@ -203,10 +199,7 @@ class Clients:
         self.labels: list[Any] = []
 
     def start(self, label: Any, *args: Any) -> None:
-        parent, child = self.ctx.Pipe(duplex=False)
-        p = self.ctx.Process(target=_modify_client, args=(*args, child), daemon=True)
-        p.start()
-        child.close()
+        p, parent = load.start_client(self.ctx, _modify_client, args)
         self.procs.append(p)
         self.pipes.append(parent)
         self.labels.append(label)
@@ -215,14 +208,8 @@ class Clients:
         out, failures = [], []
         deadline = time.monotonic() + timeout
         for p, pipe, label in zip(self.procs, self.pipes, self.labels):
-            if pipe.poll(max(0.1, deadline - time.monotonic())):
-                status, payload = pipe.recv()
-            else:
-                status, payload = "error", "a modify client sent no result"
-            p.join(5)
-            if p.is_alive():
-                p.kill()
-                p.join(5)
+            wait = max(0.1, deadline - time.monotonic())
+            status, payload = load.client_result(p, pipe, wait, "a modify client sent no result")
             if status == "ok":
                 out.append((label, payload))
             else:
@@ -369,13 +356,8 @@ def crash(lab: Lab, eng: Engine, rnd: int) -> None:
         tag = f"crash-{variant}-{eng.name}-r{rnd}"
         inst = lab.instance(eng, tag, nosync=nosync)
         checklog = os.path.join(inst.dir, "mdb-cli-check.log")
-        try:
+        with lab.measuring(inst, tag):
             _crash_variant(lab, eng, rnd, inst, variant, kills, rng, checklog)
-        except Exception:
-            lab.keep_logs(inst.dir, tag)
-            raise
-        finally:
-            lab.discard(inst)
 
 
 def _crash_variant(
@@ -479,20 +461,19 @@ def _crash_variant(
 def _read_attr(port: int, dn: str, attr: str) -> list[bytes]:
     c = ldapwire.Connection(port, timeout=10)
     try:
-        flt = ldapwire.present("objectClass")
-        msgid = c.send(ldapwire.search_request(dn, flt, [attr], ldapwire.SCOPE_BASE))
-        values: list[bytes] = []
-        while True:
-            for mid, tag, start, end in ldapwire.split_messages(c.buf):
-                if mid != msgid:
-                    continue
-                if tag == ldapwire.SEARCH_ENTRY:
-                    values += ldapwire.entry_values(bytes(c.buf[start:end]), attr)
-                elif tag == ldapwire.SEARCH_DONE:
-                    return sorted(values)
-            c.fill()
+        return sorted(ldapwire.read_attr(c, dn, attr))
     finally:
         c.close()
+
+
+def _syncprov_instance(lab: Lab, eng: Engine, name: str) -> Instance:
+    """A loaded instance that serves as a replication provider (the syncprov overlay)."""
+    return lab.instance(
+        eng,
+        name,
+        extra_global="moduleload syncprov\n",
+        extra_db="overlay syncprov\nsyncprov-checkpoint 1000 1\n",
+    )
 
 
 def _syncrepl(rid: int, port: int) -> str:

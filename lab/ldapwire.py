@@ -168,13 +168,22 @@ class Connection:
             raise LdapError("the server closed the connection")
         self.buf += data
 
+    def replies(self, msgid: int) -> Iterator[tuple[int, int, int]]:
+        """(op tag, body start, body end) of each reply to msgid, receiving more as needed;
+        it never ends by itself: the caller stops at the reply it waits for, and the
+        offsets into self.buf are valid until it asks for the next one."""
+        while True:
+            for mid, tag, start, end in split_messages(self.buf):
+                if mid == msgid:
+                    yield tag, start, end
+            self.fill()
+
     def wait_result(self, msgid: int, expect: int) -> int:
         """Block until the response `expect` to msgid; return its resultCode."""
-        while True:
-            for mid, tag, start, _end in split_messages(self.buf):
-                if mid == msgid and tag == expect:
-                    return result_code(self.buf, start)
-            self.fill()
+        for tag, start, _end in self.replies(msgid):
+            if tag == expect:
+                return result_code(self.buf, start)
+        raise AssertionError("replies() never ends")
 
     def bind(self, dn: str, password: str) -> None:
         rc = self.wait_result(self.send(bind_request(dn, password)), BIND_RESPONSE)
@@ -195,19 +204,16 @@ class Connection:
         msgid = self.send(search_request(base, flt, attrs, scope))
         count = 0
         hashes: list[bytes] = []
-        while True:
-            for mid, tag, start, end in split_messages(self.buf):
-                if mid != msgid:
-                    continue
-                if tag == SEARCH_ENTRY:
-                    count += 1
-                    if digest:
-                        hashes.append(hashlib.sha256(self.buf[start:end]).digest())
-                elif tag == SEARCH_DONE:
-                    rc = result_code(self.buf, start)
-                    total = hashlib.sha256(b"".join(sorted(hashes))).hexdigest() if digest else ""
-                    return rc, count, total
-            self.fill()
+        for tag, start, end in self.replies(msgid):
+            if tag == SEARCH_ENTRY:
+                count += 1
+                if digest:
+                    hashes.append(hashlib.sha256(self.buf[start:end]).digest())
+            elif tag == SEARCH_DONE:
+                rc = result_code(self.buf, start)
+                total = hashlib.sha256(b"".join(sorted(hashes))).hexdigest() if digest else ""
+                return rc, count, total
+        raise AssertionError("replies() never ends")
 
     def close(self) -> None:
         try:
@@ -265,3 +271,15 @@ def entry_values(entry_body: bytes, attr: str) -> list[bytes]:
         if len(parts) == 2 and parts[0][1].decode().lower() == attr.lower():
             out += [v for t, v in _tlvs(parts[1][1]) if t == 0x04]
     return out
+
+
+def read_attr(conn: Connection, dn: str, attr: str) -> list[bytes]:
+    """Values of attr of one entry (a base search on conn), parsed from the entry's encoding."""
+    msgid = conn.send(search_request(dn, present("objectClass"), [attr], SCOPE_BASE))
+    values: list[bytes] = []
+    for tag, start, end in conn.replies(msgid):
+        if tag == SEARCH_ENTRY:
+            values += entry_values(bytes(conn.buf[start:end]), attr)
+        elif tag == SEARCH_DONE:
+            return values
+    raise AssertionError("replies() never ends")

@@ -21,6 +21,8 @@ import random
 import statistics
 import string
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,12 +86,24 @@ def _request(kind: str, n: int, r: random.Random) -> tuple[bytes, int]:
     )
 
 
+@contextmanager
+def reporting(conn: Any, what: str) -> Iterator[None]:
+    """The frame of a client process's body: whatever it raises goes to the parent as
+    ("error", "what: ...") through conn, which is closed at the end either way."""
+    try:
+        yield
+    except Exception as e:  # reported to the parent, which fails the step
+        conn.send(("error", f"{what}: {type(e).__name__}: {e}"))
+    finally:
+        conn.close()
+
+
 def _client(
     kind: str, port: int, n: int, depth: int, seed: int, t0: float, tm: Timing, conn: Any
 ) -> None:
     """One client process: returns its counts through conn."""
     out = KindResult(kind)
-    try:
+    with reporting(conn, f"{kind} client"):
         c = ldapwire.Connection(port)
         if kind == "modify":
             c.bind(ROOTDN, ROOTPW)
@@ -142,10 +156,30 @@ def _client(
         out.intervals = buckets
         c.close()
         conn.send(("ok", out))
-    except Exception as e:  # reported to the parent, which fails the step
-        conn.send(("error", f"{kind} client: {type(e).__name__}: {e}"))
-    finally:
-        conn.close()
+
+
+def start_client(ctx: Any, target: Callable[..., None], args: tuple) -> tuple[Any, Any]:
+    """Fork a client process running target(*args, conn), conn the sending end of a pipe:
+    (the process, the receiving end)."""
+    parent, child = ctx.Pipe(duplex=False)
+    p = ctx.Process(target=target, args=(*args, child), daemon=True)
+    p.start()
+    child.close()
+    return p, parent
+
+
+def client_result(p: Any, pipe: Any, wait_s: float, silent: str) -> tuple[str, Any]:
+    """The (status, payload) the client process p sent within wait_s, or ("error", silent);
+    p is reaped, killed if it lingers."""
+    if pipe.poll(wait_s):
+        status, payload = pipe.recv()
+    else:
+        status, payload = "error", silent
+    p.join(5)
+    if p.is_alive():
+        p.kill()
+        p.join(5)
+    return status, payload
 
 
 def _busy_jiffies() -> tuple[int, int]:
@@ -171,14 +205,9 @@ def run_job(
     k = 0
     for spec in specs:
         for _ in range(spec.clients):
-            parent, child = ctx.Pipe(duplex=False)
-            p = ctx.Process(
-                target=_client,
-                args=(spec.kind, port, n, spec.depth, seed * 1000 + k, t0, tm, child),
-                daemon=True,
+            p, parent = start_client(
+                ctx, _client, (spec.kind, port, n, spec.depth, seed * 1000 + k, t0, tm)
             )
-            p.start()
-            child.close()
             procs.append(p)
             pipes.append(parent)
             k += 1
@@ -191,13 +220,7 @@ def run_job(
     results: dict[str, KindResult] = {}
     failures = []
     for p, pipe in zip(procs, pipes):
-        if pipe.poll(GRACE_S + 10):
-            status, payload = pipe.recv()
-        else:
-            status, payload = "error", "a client sent no result"
-        p.join(5)
-        if p.is_alive():
-            p.kill()
+        status, payload = client_result(p, pipe, GRACE_S + 10, "a client sent no result")
         if status != "ok":
             failures.append(payload)
             continue
@@ -228,16 +251,12 @@ def run_job(
 
 
 def _scan_client(port: int, digest: bool, conn: Any) -> None:
-    try:
+    with reporting(conn, "scan client"):
         c = ldapwire.Connection(port, timeout=600)
         t = time.monotonic()
         rc, count, dig = c.search(SUFFIX, ldapwire.present("objectClass"), digest=digest)
         conn.send(("ok", (time.monotonic() - t, rc, count, dig)))
         c.close()
-    except Exception as e:
-        conn.send(("error", f"scan client: {type(e).__name__}: {e}"))
-    finally:
-        conn.close()
 
 
 def full_scans(port: int, concurrency: int, timeout: float, digest: bool = False) -> list[tuple]:
@@ -246,22 +265,14 @@ def full_scans(port: int, concurrency: int, timeout: float, digest: bool = False
     ctx = mp.get_context("fork")
     procs, pipes = [], []
     for _ in range(concurrency):
-        parent, child = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_scan_client, args=(port, digest, child), daemon=True)
-        p.start()
-        child.close()
+        p, parent = start_client(ctx, _scan_client, (port, digest))
         procs.append(p)
         pipes.append(parent)
     out, failures = [], []
     deadline = time.monotonic() + timeout
     for p, pipe in zip(procs, pipes):
-        if pipe.poll(max(0.1, deadline - time.monotonic())):
-            status, payload = pipe.recv()
-        else:
-            status, payload = "error", f"a scan did not finish in {timeout:.0f} s"
-        p.join(5)
-        if p.is_alive():
-            p.kill()
+        wait = max(0.1, deadline - time.monotonic())
+        status, payload = client_result(p, pipe, wait, f"a scan did not finish in {timeout:.0f} s")
         (out if status == "ok" else failures).append(payload)
     if failures:
         raise RuntimeError("; ".join(failures[:3]))

@@ -24,7 +24,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from . import ldapwire, load
-from .failures import _read_attr, _syncrepl
+from .failures import _read_attr, _syncprov_instance, _syncrepl
 from .makeldif import SUFFIX
 from .slapd import Engine, Instance, LabError
 
@@ -42,26 +42,12 @@ def refresh_under_load(lab: Lab, eng: Engine, rnd: int) -> None:
     without a consumer."""
     baseline, budget = WINDOWS[lab.size.name]
     tag = f"refresh-under-load-{eng.name}-r{rnd}"
-    prov = lab.instance(
-        eng,
-        f"{tag}-provider",
-        extra_global="moduleload syncprov\n",
-        extra_db="overlay syncprov\nsyncprov-checkpoint 1000 1\n",
-    )
-    cons: Instance | None = None
-    try:
+    prov = _syncprov_instance(lab, eng, f"{tag}-provider")
+    with lab.measuring(prov, f"{tag}-provider"):
         prov.start()
         cons = lab.instance(eng, f"{tag}-consumer", loaded=False, extra_db=_syncrepl(1, prov.port))
-        _run(lab, eng, rnd, prov, cons, baseline, budget)
-    except Exception:
-        lab.keep_logs(prov.dir, f"{tag}-provider")
-        if cons is not None:
-            lab.keep_logs(cons.dir, f"{tag}-consumer")
-        raise
-    finally:
-        if cons is not None:
-            lab.discard(cons)
-        lab.discard(prov)
+        with lab.measuring(cons, f"{tag}-consumer"):
+            _run(lab, eng, rnd, prov, cons, baseline, budget)
 
 
 def _run(

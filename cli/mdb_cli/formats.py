@@ -298,30 +298,25 @@ class DumpReader:
             while True:
                 kline = readline()
                 lineno += 1
-                if not kline:
-                    raise InputError(
-                        source, lineno - 1, "unexpected end of input: expected DATA=END"
-                    )
                 if kline[:1] != b" ":
                     if kline.rstrip(b"\r\n") == b"DATA=END":
                         break
-                    raise InputError(
+                    raise _not_a_data_line(
                         source,
                         lineno,
-                        f"expected a key line (a space, then the key) or DATA=END, "
-                        f"found {_show(kline)}",
+                        kline,
+                        "expected DATA=END",
+                        "a key line (a space, then the key) or DATA=END",
                     )
                 vline = readline()
                 lineno += 1
-                if not vline:
-                    raise InputError(
-                        source, lineno - 1, "unexpected end of input: a key without a value"
-                    )
                 if vline[:1] != b" ":
-                    raise InputError(
+                    raise _not_a_data_line(
                         source,
                         lineno,
-                        f"expected a value line (a space, then the value), found {_show(vline)}",
+                        vline,
+                        "a key without a value",
+                        "a value line (a space, then the value)",
                     )
                 kraw = kline[1:].rstrip(b"\r\n")
                 vraw = vline[1:].rstrip(b"\r\n")
@@ -432,3 +427,11 @@ def _show(line: bytes) -> str:
     if len(text) > 40:
         text = text[:40] + "..."
     return repr(text)
+
+
+def _not_a_data_line(source: str, lineno: int, line: bytes, at_end: str, want: str) -> InputError:
+    """The error for `line` (line lineno; b"": the input ended) where a data line belongs:
+    at_end says what the end of input cut short, want what was expected."""
+    if not line:
+        return InputError(source, lineno - 1, f"unexpected end of input: {at_end}")
+    return InputError(source, lineno, f"expected {want}, found {_show(line)}")

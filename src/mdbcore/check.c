@@ -170,6 +170,28 @@ static int cb_page(void *ctx, const walk_tree *t, const walk_page *p)
     return 0;
 }
 
+/* The value of free record id must be [count, pgno...] in whole page numbers, count within
+ * the room the value has.  0: it is; 1: its size is not (nothing in it can be used); 2:
+ * count is past the room (*count is then the room).  The problem is written to msg. */
+static int free_record_bad(txnid_t id, const MDB_val *data, uint64_t *count, char *msg,
+                           size_t n)
+{
+    if (data->mv_size < sizeof(pgno_t) || data->mv_size % sizeof(pgno_t)) {
+        snprintf(msg, n, "free record %llu of %zu bytes", (unsigned long long)id,
+                 data->mv_size);
+        return 1;
+    }
+    memcpy(count, data->mv_data, 8);
+    uint64_t room = data->mv_size / 8 - 1;
+    if (*count > room) {
+        snprintf(msg, n, "free record %llu: count %llu but room for %llu",
+                 (unsigned long long)id, (unsigned long long)*count, (unsigned long long)room);
+        *count = room;
+        return 2;
+    }
+    return 0;
+}
+
 static int cb_leaf(void *ctx, const walk_tree *t, pgno_t pgno, const MDB_val *key,
                    const MDB_val *data, unsigned node_flags)
 {
@@ -191,21 +213,14 @@ static int cb_leaf(void *ctx, const walk_tree *t, pgno_t pgno, const MDB_val *ke
                     (unsigned long long)id, (unsigned long long)c->in->txnid);
     if (!data)
         return 0;
-    if (data->mv_size < sizeof(pgno_t) || data->mv_size % sizeof(pgno_t)) {
-        add_problem(c, pgno, "@free", MDBCORE_P_FREE, "free record %llu of %zu bytes",
-                    (unsigned long long)id, data->mv_size);
-        return 0;
-    }
-    const uint8_t *d = data->mv_data;
+    char msg[160];
     uint64_t count;
-    memcpy(&count, d, 8);
-    uint64_t room = data->mv_size / 8 - 1;
-    if (count > room) {
-        add_problem(c, pgno, "@free", MDBCORE_P_FREE,
-                    "free record %llu: count %llu but room for %llu", (unsigned long long)id,
-                    (unsigned long long)count, (unsigned long long)room);
-        count = room;
-    }
+    int bad = free_record_bad(id, data, &count, msg, sizeof msg);
+    if (bad)
+        add_problem(c, pgno, "@free", MDBCORE_P_FREE, "%s", msg);
+    if (bad == 1)
+        return 0;
+    const uint8_t *d = data->mv_data;
     pgno_t prev = P_INVALID;
     int order_reported = 0;
     for (uint64_t i = 0; i < count; i++) {
@@ -716,22 +731,12 @@ static int fl_leaf(void *ctx, const walk_tree *t, pgno_t pgno, const MDB_val *ke
         fl_problem_at(f, pgno, msg);
         return 0;
     }
-    if (data->mv_size < sizeof(pgno_t) || data->mv_size % sizeof(pgno_t)) {
-        snprintf(msg, sizeof msg, "free record %llu of %zu bytes", (unsigned long long)id,
-                 data->mv_size);
+    uint64_t count;
+    if (free_record_bad(id, data, &count, msg, sizeof msg)) {
         fl_problem_at(f, pgno, msg);
         return 0;
     }
     const uint8_t *d = data->mv_data;
-    uint64_t count;
-    memcpy(&count, d, 8);
-    uint64_t room = data->mv_size / 8 - 1;
-    if (count > room) {
-        snprintf(msg, sizeof msg, "free record %llu: count %llu but room for %llu",
-                 (unsigned long long)id, (unsigned long long)count, (unsigned long long)room);
-        fl_problem_at(f, pgno, msg);
-        return 0;
-    }
     if (f->bad)
         return 0; /* keep walking for nothing but the first problem's report */
     if (out->nrecords == f->rec_cap) {

@@ -164,6 +164,20 @@ static void entry_for_fd(mdbcore_fault_entry *e, int kind, int fd)
         os_file_identity(fd, &e->dev, &e->ino, &e->dsync);
 }
 
+/* While recording: log a call on fd (data: the bytes it wrote, or NULL). */
+static void log_fd_call(int kind, int fd, uint64_t offset, size_t len, int result,
+                        const void *data)
+{
+    if (!recording())
+        return;
+    mdbcore_fault_entry e;
+    entry_for_fd(&e, kind, fd);
+    e.offset = offset;
+    e.len = len;
+    e.result = result;
+    fault_log_add(&e, data);
+}
+
 /* ---- wrappers ---- */
 
 static int fo_open(const char *path, int flags, mode_t mode, int *fd_out)
@@ -195,24 +209,12 @@ static int fo_pwrite(int fd, const void *buf, size_t len, off_t off)
     if (err && fault_short_len != SHORT_NONE) {
         /* a short rule: the first bytes reach the file (and the log), the call fails */
         size_t part = fault_short_len < len ? fault_short_len : len;
-        if (part && fault_inner->pwrite(fd, buf, part, off) == 0 && recording()) {
-            mdbcore_fault_entry e;
-            entry_for_fd(&e, MDBCORE_FAULT_PWRITE, fd);
-            e.offset = (uint64_t)off;
-            e.len = part;
-            fault_log_add(&e, buf);
-        }
+        if (part && fault_inner->pwrite(fd, buf, part, off) == 0)
+            log_fd_call(MDBCORE_FAULT_PWRITE, fd, (uint64_t)off, part, 0, buf);
         return fault_leave(err);
     }
     int rc = err ? err : fault_inner->pwrite(fd, buf, len, off);
-    if (recording()) {
-        mdbcore_fault_entry e;
-        entry_for_fd(&e, MDBCORE_FAULT_PWRITE, fd);
-        e.offset = (uint64_t)off;
-        e.len = len;
-        e.result = rc;
-        fault_log_add(&e, rc ? NULL : buf);
-    }
+    log_fd_call(MDBCORE_FAULT_PWRITE, fd, (uint64_t)off, len, rc, rc ? NULL : buf);
     return fault_leave(rc);
 }
 
@@ -221,14 +223,9 @@ static int fo_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off)
     int err = fault_enter(MDBCORE_FAULT_PWRITEV);
     int rc = err ? err : fault_inner->pwritev(fd, iov, iovcnt, off);
     if (recording()) {
-        mdbcore_fault_entry e;
-        entry_for_fd(&e, MDBCORE_FAULT_PWRITEV, fd);
-        e.offset = (uint64_t)off;
         size_t total = 0;
         for (int i = 0; i < iovcnt; i++)
             total += iov[i].iov_len;
-        e.len = total;
-        e.result = rc;
         char *flat = NULL;
         if (!rc && total) {
             flat = malloc(total);
@@ -240,7 +237,7 @@ static int fo_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off)
                 }
             }
         }
-        fault_log_add(&e, flat);
+        log_fd_call(MDBCORE_FAULT_PWRITEV, fd, (uint64_t)off, total, rc, flat);
         free(flat);
     }
     return fault_leave(rc);
@@ -252,12 +249,7 @@ static int fo_sync(int kind, int fd)
     int rc = err ? err
                  : (kind == MDBCORE_FAULT_FSYNC ? fault_inner->fsync(fd)
                                                 : fault_inner->fdatasync(fd));
-    if (recording()) {
-        mdbcore_fault_entry e;
-        entry_for_fd(&e, kind, fd);
-        e.result = rc;
-        fault_log_add(&e, NULL);
-    }
+    log_fd_call(kind, fd, 0, 0, rc, NULL);
     return fault_leave(rc == FAULT_SKIP ? 0 : rc);
 }
 
@@ -275,13 +267,7 @@ static int fo_ftruncate(int fd, off_t len)
 {
     int err = fault_enter(MDBCORE_FAULT_FTRUNCATE);
     int rc = err ? err : fault_inner->ftruncate(fd, len);
-    if (recording()) {
-        mdbcore_fault_entry e;
-        entry_for_fd(&e, MDBCORE_FAULT_FTRUNCATE, fd);
-        e.offset = (uint64_t)len;
-        e.result = rc;
-        fault_log_add(&e, NULL);
-    }
+    log_fd_call(MDBCORE_FAULT_FTRUNCATE, fd, (uint64_t)len, 0, rc, NULL);
     return fault_leave(rc);
 }
 

@@ -123,22 +123,24 @@ static int px_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off)
     return 0;
 }
 
-static int px_fsync(int fd)
+/* fsync or fdatasync on fd, retried while interrupted: 0 or its errno */
+static int sync_fd(int (*sync_call)(int), int fd)
 {
     int r;
     do {
-        r = fsync(fd);
+        r = sync_call(fd);
     } while (r < 0 && errno == EINTR);
     return r < 0 ? errno : 0;
 }
 
+static int px_fsync(int fd)
+{
+    return sync_fd(fsync, fd);
+}
+
 static int px_fdatasync(int fd)
 {
-    int r;
-    do {
-        r = fdatasync(fd);
-    } while (r < 0 && errno == EINTR);
-    return r < 0 ? errno : 0;
+    return sync_fd(fdatasync, fd);
 }
 
 static int px_ftruncate(int fd, off_t len)

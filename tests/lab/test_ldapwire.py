@@ -70,3 +70,42 @@ def test_integers_encode_as_ber_two_complement() -> None:
     assert w.integer(127) == b"\x02\x01\x7f"
     assert w.integer(128) == b"\x02\x02\x00\x80"
     assert w.integer(3, 0x0A) == b"\x0a\x01\x03"
+
+
+def test_a_connection_reads_the_replies_to_its_own_request() -> None:
+    """search, read_attr and bind against a scripted server on 127.0.0.1 that sends a stray
+    reply to another message first and cuts its replies into 3-byte pieces."""
+    import socket
+    import threading
+
+    stray = w.message(99, _entry("cn=other", {"description": ["no"]}))
+    script = [
+        stray + w.message(1, _entry("cn=a", {"cn": ["a"]})) + w.message(1, _done(0)),
+        stray + w.message(2, _entry("cn=a", {"description": ["x", "y"]})) + w.message(2, _done(0)),
+        stray + w.message(3, w.tlv(w.BIND_RESPONSE, _done(49)[2:])),
+    ]
+    srv = socket.create_server(("127.0.0.1", 0))
+    srv.settimeout(10)
+
+    def serve() -> None:
+        peer, _ = srv.accept()
+        with peer:
+            peer.settimeout(10)
+            for reply in script:
+                peer.recv(4096)
+                for i in range(0, len(reply), 3):
+                    peer.sendall(reply[i : i + 3])
+            peer.recv(4096)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    conn = w.Connection(srv.getsockname()[1], timeout=10)
+    try:
+        assert conn.search("cn=a", w.present("objectClass"))[:2] == (0, 1)
+        assert w.read_attr(conn, "cn=a", "description") == [b"x", b"y"]
+        with pytest.raises(w.LdapError, match="resultCode 49"):
+            conn.bind("cn=a", "wrong")
+    finally:
+        conn.close()
+        t.join(10)
+        srv.close()

@@ -241,13 +241,7 @@ class EnvMachine(RuleBasedStateMachine):
         append=st.sampled_from([False, False, False, True]),
     )
     def put(self, data, overwrite, dupdata, append):
-        self.step()
-        name = data.draw(st.sampled_from(sorted(self.specs)))
-        mdl = self.top[1].dbs[name]
-        if mdl.dupsort:
-            append = False
-        k, v = self.db_key(data, name), self.db_val(data, name)
-        want = mdl.put(k, v, dupdata=dupdata, overwrite=overwrite, append=append)
+        name, k, v, append, want = self._model_put(data, overwrite, dupdata, append)
         got = self.top[0].put(
             k, v, db=self.handles[name], overwrite=overwrite, dupdata=dupdata, append=append
         )
@@ -260,9 +254,7 @@ class EnvMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.stack)
     @rule(data=st.data(), pair=st.booleans())
     def delete(self, data, pair):
-        self.step()
-        name = data.draw(st.sampled_from(sorted(self.specs)))
-        mdl = self.top[1].dbs[name]
+        name, mdl = self._step_on_db(data)
         k = self.db_key(data, name)
         v = self.db_val(data, name) if (pair and mdl.dupsort) else b""
         if pair and mdl.dupsort and k in mdl.data and data.draw(st.booleans()):
@@ -302,6 +294,27 @@ class EnvMachine(RuleBasedStateMachine):
         self._after_write(name)
 
     # ---- cursors
+    def _step_on_db(self, data):
+        """A new step on a drawn DB: (its name, its model)."""
+        self.step()
+        name = data.draw(st.sampled_from(sorted(self.specs)))
+        return name, self.top[1].dbs[name]
+
+    def _model_put(self, data, overwrite, dupdata, append):
+        """A step's put on the model: a drawn DB (append is off for DUPSORT), key and value;
+        (name, key, value, append, the model's answer)."""
+        name, mdl = self._step_on_db(data)
+        if mdl.dupsort:
+            append = False
+        k, v = self.db_key(data, name), self.db_val(data, name)
+        return (
+            name,
+            k,
+            v,
+            append,
+            mdl.put(k, v, dupdata=dupdata, overwrite=overwrite, append=append),
+        )
+
     def _cursor(self, name):
         ent = self.cursors.get(name)
         if ent is None:
@@ -325,9 +338,7 @@ class EnvMachine(RuleBasedStateMachine):
         op=st.sampled_from(KEY_OPS + DUP_OPS),
     )
     def cursor_move(self, data, op):
-        self.step()
-        name = data.draw(st.sampled_from(sorted(self.specs)))
-        mdl = self.top[1].dbs[name]
+        name, mdl = self._step_on_db(data)
         ent = self._cursor(name)
         c, pos = ent
         ps = mdl.pairs()
@@ -395,14 +406,8 @@ class EnvMachine(RuleBasedStateMachine):
         append=st.sampled_from([False, False, True]),
     )
     def cursor_put(self, data, overwrite, dupdata, append):
-        self.step()
-        name = data.draw(st.sampled_from(sorted(self.specs)))
-        mdl = self.top[1].dbs[name]
-        if mdl.dupsort:
-            append = False
+        name, k, v, append, want = self._model_put(data, overwrite, dupdata, append)
         ent = self._cursor(name)
-        k, v = self.db_key(data, name), self.db_val(data, name)
-        want = mdl.put(k, v, dupdata=dupdata, overwrite=overwrite, append=append)
         got = ent[0].put(k, v, dupdata=dupdata, overwrite=overwrite, append=append)
         assert got == want, (
             f"cursor put({k!r}, {name}, overwrite={overwrite}, "
@@ -420,9 +425,7 @@ class EnvMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.stack)
     @rule(data=st.data(), dupdata=st.booleans())
     def cursor_delete(self, data, dupdata):
-        self.step()
-        name = data.draw(st.sampled_from(sorted(self.specs)))
-        mdl = self.top[1].dbs[name]
+        name, mdl = self._step_on_db(data)
         ent = self.cursors.get(name)
         if ent is None or not isinstance(ent[1], tuple):
             return

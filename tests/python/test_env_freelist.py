@@ -180,6 +180,35 @@ def test_damaged_free_db_raises(core, tmp_path):
     env.close()
 
 
+def test_a_free_record_counting_past_its_room_is_reported(core, tmp_path):
+    """The record's count says more pages than its value holds: the free-list reader
+    refuses it, the checker reports it, both in the same words."""
+    path = tmp_path / "d"
+    env = core.open(str(path), map_size=1 << 22)
+    for r in range(3):
+        with env.begin(write=True) as t:
+            for i in range(200):
+                t.put(b"k%04d" % i, b"%d" % r * 40)
+    env.close()
+    data_file = path / "data.mdb"
+    raw = bytearray(data_file.read_bytes())
+    psize, root = _free_root(bytes(raw))
+    assert struct.unpack_from("=H", raw, root * psize + 10)[0] & 0x02  # a leaf
+    node = root * psize + struct.unpack_from("=H", raw, root * psize + 16)[0]
+    dsize, flags, ksize = struct.unpack_from("=IHH", raw, node)
+    assert flags == 0 and ksize == 8 and dsize >= 16  # in place: [count, pgno...]
+    txnid = struct.unpack_from("=Q", raw, node + 8)[0]
+    struct.pack_into("=Q", raw, node + 8 + ksize, 1000)
+    data_file.write_bytes(bytes(raw))
+    said = f"free record {txnid}: count 1000 but room for {dsize // 8 - 1}"
+    env = core.open(str(path), readonly=True)
+    with pytest.raises(mdb.CorruptedError, match=re.escape(said)):
+        env.freelist()
+    rep = env.check()
+    assert not rep["ok"] and said in [p["msg"] for p in rep["problems"]], rep["problems"]
+    env.close()
+
+
 def test_without_the_core_raises(lm, env):
     if lm.backend_features["check"]:
         assert isinstance(env.freelist(), dict)

@@ -31,6 +31,19 @@ def guard(fn):
         except Exception as e:  # anything but mdb.Error is a bug
             errors.append(repr(e))
     return run
+def started(fns):
+    threads = [threading.Thread(target=guard(fn)) for fn in fns]
+    for th in threads: th.start()
+    return threads
+def end_when_idle(end):  # end() is refused while a call runs, never a crash
+    refused = 0
+    while True:
+        try:
+            end()
+            return refused
+        except mdb.Error as e:
+            assert "in use" in str(e), e
+            refused += 1
 """
 
 SCENARIOS = {
@@ -40,8 +53,7 @@ def reader():
         with env.begin() as t:
             for _ in t.cursor():
                 pass
-threads = [threading.Thread(target=guard(reader)) for _ in range(3)]
-for th in threads: th.start()
+threads = started([reader] * 3)
 for _ in range(20):
     env.close()
     env = lm.open(path, map_size=1 << 26, max_dbs=4)
@@ -53,15 +65,8 @@ keys = [b"%06d" % i for i in range(2000)]
 def reader():
     for _ in range(200):
         txn.cursor().getmulti(keys)
-th = threading.Thread(target=guard(reader)); th.start()
-refused = 0
-while True:  # abort races the getmulti pass: refused while it runs, never a crash
-    try:
-        txn.abort()
-        break
-    except mdb.Error as e:
-        assert "in use" in str(e), e
-        refused += 1
+(th,) = started([reader])
+end_when_idle(txn.abort)  # abort races the getmulti pass
 th.join()
 """,
     "writers_and_close": """
@@ -69,8 +74,7 @@ def writer(n):
     for i in range(100):
         with env.begin(write=True) as t:
             t.put(b"w%d-%d" % (n, i), b"x" * 1000)
-threads = [threading.Thread(target=guard(lambda n=n: writer(n))) for n in range(3)]
-for th in threads: th.start()
+threads = started([lambda n=n: writer(n) for n in range(3)])
 import time; time.sleep(0.05)
 env.close()
 for th in threads: th.join()
@@ -81,13 +85,8 @@ def reader():
     for _ in range(20):
         for i in range(2000):
             assert txn.get(b"%06d" % i) == b"v" * 200
-th = threading.Thread(target=guard(reader)); th.start()
-while True:  # refused while a get runs, never a crash; the reader then raises mdb.Error
-    try:
-        txn.abort()
-        break
-    except mdb.Error as e:
-        assert "in use" in str(e), e
+(th,) = started([reader])
+end_when_idle(txn.abort)  # the reader then raises mdb.Error
 th.join()
 """,
     "close_during_write_cursor": """
@@ -100,8 +99,7 @@ def writer(n):
                 pass
             for i in range(200):
                 c.set_key(b"p%d-%04d" % (n, i)) and c.item()
-threads = [threading.Thread(target=guard(lambda n=n: writer(n))) for n in range(2)]
-for th in threads: th.start()
+threads = started([lambda n=n: writer(n) for n in range(2)])
 import time; time.sleep(0.05)
 env.close()
 for th in threads: th.join()
@@ -113,13 +111,8 @@ def reader():
     for _ in range(50):
         for i in range(2000):
             c.set_key(b"%06d" % i) and c.item() and c.next()
-th = threading.Thread(target=guard(reader)); th.start()
-while True:  # as abort: refused while a call runs
-    try:
-        c.close()
-        break
-    except mdb.Error as e:
-        assert "in use" in str(e), e
+(th,) = started([reader])
+end_when_idle(c.close)
 th.join()
 txn.abort()
 """,
@@ -132,13 +125,8 @@ def worker():  # the slow paths (a memoryview key, db=) and the fast ones
         child.get(memoryview(b"%06d" % (i % 2000)))
         child.put(b"c%06d" % i, b"x", db=db)
         child.put(b"d%06d" % i, b"x")
-th = threading.Thread(target=guard(worker)); th.start()
-while True:  # refused while a call of the child runs, never a crash
-    try:
-        parent.abort()
-        break
-    except mdb.Error as e:
-        assert "in use" in str(e), e
+(th,) = started([worker])
+end_when_idle(parent.abort)  # refused while a call of the child runs
 th.join()
 """,
     "buffers_after_close": """
@@ -147,8 +135,7 @@ def reader():
     for _ in range(200):
         with env.begin(buffers=True) as t:
             views.append(t.get(b"000001"))
-threads = [threading.Thread(target=guard(reader)) for _ in range(2)]
-for th in threads: th.start()
+threads = started([reader] * 2)
 env.close()
 for th in threads: th.join()
 assert all(len(bytes(v)) == 200 for v in views)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 import weakref
 from threading import get_ident as _thread_id
 from typing import TYPE_CHECKING, Any, Callable, NoReturn, TypeVar
@@ -164,6 +165,16 @@ def _out_call(what: str, ctype: str, fn: Any, *args: Any) -> Any:
     if rc:
         _raise(what, rc)
     return out if ctype in ("MDB_stat *", "MDB_envinfo *") else out[0]
+
+
+def _close_gate(st: Any, check_busy: bool) -> bool:
+    """Close the fast paths' gate of st (helpers.h): with check_busy, refused (False) while
+    a call is in flight; else that call is waited for."""
+    if check_busy:
+        return not lib.mdbpy_close(st, 1)
+    while lib.mdbpy_close(st, 0):
+        time.sleep(0.001)
+    return True
 
 
 def _stat_dict(st: Any) -> dict[str, int]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import time
 import weakref
 from operator import length_hint
 from struct import unpack_from
@@ -30,6 +29,7 @@ from ._ffi import (
     _SET_RANGE,
     _STALE,
     _badvalsize,
+    _close_gate,
     _inbuf,
     _lib_cinit,
     _lib_cmove,
@@ -189,14 +189,9 @@ class Cursor:
                 self._valid = True
                 raise Error("Cursor is in use by another thread.")
             # then the fast paths' gate, as Transaction._end does
-            if self._cutxn._txenv._pid == _pid:
-                if check_busy:
-                    if lib.mdbpy_close(self._cst, 1):
-                        self._valid = True
-                        raise Error("Cursor is in use by another thread.")
-                else:
-                    while lib.mdbpy_close(self._cst, 0):
-                        time.sleep(0.001)
+            if self._cutxn._txenv._pid == _pid and not _close_gate(self._cst, check_busy):
+                self._valid = True
+                raise Error("Cursor is in use by another thread.")
             if self._pend is not None:
                 self._pend.cancel()
                 self._pend = None

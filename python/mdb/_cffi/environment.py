@@ -620,21 +620,25 @@ class Environment:
         self._check()
         return (lib.MDB_VERSION_MAJOR, lib.MDB_VERSION_MINOR, lib.MDB_VERSION_PATCH)
 
+    def _core_walk(self, what: str, run: Any, call: str) -> tuple[Any, int]:
+        """run(env, &rc) of a walk only the mdb core has (what: the error's opening words):
+        (its report, rc); a NULL report raises call's error."""
+        self._check()
+        if not HAVE_CHECK:
+            raise Error(f"{what} needs the mdb core (this build links the system liblmdb)")
+        rcp = ffi.new("int *")
+        rep = run(self._env, rcp)
+        if rep == ffi.NULL:
+            _raise(call, rcp[0])
+        return rep, int(rcp[0])
+
     @_op
     def check(self) -> dict[str, Any]:
         """Run the mdb core's structural checker (mdb core builds only)."""
-        self._check()
-        if not HAVE_CHECK:
-            raise Error(
-                "env.check(): the structural checker needs the mdb core "
-                "(this build links the system liblmdb)"
-            )
-        rcp = ffi.new("int *")
-        rep = lib.mdbpy_check_run(self._env, rcp)
-        if rep == ffi.NULL:
-            _raise("mdbcore_check_env", rcp[0])
+        rep, rc = self._core_walk(
+            "env.check(): the structural checker", lib.mdbpy_check_run, "mdbcore_check_env"
+        )
         try:
-            rc = rcp[0]
             if rc and rc != -30796:  # MDB_CORRUPTED: problems found, report filled
                 _raise("mdbcore_check_env", rc)
             out: dict[str, Any] = {"ok": rc == 0}
@@ -682,18 +686,11 @@ class Environment:
     @_op
     def freelist(self) -> dict[str, Any]:
         """The free list of the current snapshot, read by the mdb core's checker walker."""
-        self._check()
-        if not HAVE_CHECK:
-            raise Error(
-                "env.freelist(): reading the free list needs the mdb core "
-                "(this build links the system liblmdb)"
-            )
-        rcp = ffi.new("int *")
-        fl = lib.mdbpy_freelist_run(self._env, rcp)
-        if fl == ffi.NULL:
-            _raise("mdbcore_freelist_env", rcp[0])
+        fl, rc = self._core_walk(
+            "env.freelist(): reading the free list", lib.mdbpy_freelist_run, "mdbcore_freelist_env"
+        )
         try:
-            if rcp[0]:  # MDB_CORRUPTED: the list holds the first problem
+            if rc:  # MDB_CORRUPTED: the list holds the first problem
                 pg = ffi.new("unsigned long long *")
                 msg = ffi.new("const char **")
                 lib.mdbpy_freelist_bad(fl, pg, msg)

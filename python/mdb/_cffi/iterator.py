@@ -144,6 +144,7 @@ def _steps(
         copy = not txn._buffers
         while started:
             if size <= 1:
+                reread = False  # True: on the record already, read it again
                 if copy and cur._positioned and cur._pend is None:
                     # One step and its record in one helper call (see Cursor._pos); a
                     # stale state or a record too big for the buffer: the slow way below.
@@ -164,22 +165,10 @@ def _steps(
                         break
                     if r == _ERR:  # (the position is as it was)
                         _raise("mdb_cursor_get", cst.rc)
-                    if r != _STALE:  # _OUT: on the record, read again the slow way
-                        cur._enter()
-                        try:
-                            ok = cur._refresh()
-                            item = cur._item(keys, values) if ok else None
-                        finally:
-                            cur._leave()
-                        if not ok:
-                            break
-                        yield item
-                        if size:
-                            size = 4
-                        continue
+                    reread = r != _STALE  # _OUT: on the record, read again the slow way
                 cur._enter()
                 try:
-                    ok = cur._positioned and cur._do(op)
+                    ok = cur._refresh() if reread else (cur._positioned and cur._do(op))
                     item = cur._item(keys, values) if ok else None
                 finally:
                     cur._leave()

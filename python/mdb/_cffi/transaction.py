@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import itertools
-import time
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from ..errors import Error, _closed, _forked
@@ -17,6 +16,7 @@ from ._ffi import (
     _NULL,
     _STALE,
     HAVE_CHECK,
+    _close_gate,
     _inbuf,
     _lib_del,
     _lib_get,
@@ -341,14 +341,9 @@ class Transaction:
         # GIL is released: a slow path starting then in another thread finds the txn
         # closed even if the end is then refused, as can only happen in a race.)  A
         # forked child's end does not touch the engine: nothing to wait for.
-        if env._pid == _pid:
-            if check_busy:
-                if lib.mdbpy_close(self._st, 1):
-                    self._valid = True
-                    raise Error("Transaction is in use by another thread.")
-            else:
-                while lib.mdbpy_close(self._st, 0):
-                    time.sleep(0.001)
+        if env._pid == _pid and not _close_gate(self._st, check_busy):
+            self._valid = True
+            raise Error("Transaction is in use by another thread.")
         # Listed until the engine is done with it: Environment.close() (_end_all_txns)
         # waits for a txn another thread is ending, and must not close the engine first.
         try:

@@ -144,6 +144,17 @@ static MDB_env *open_env(unsigned flags, int *rc_out)
     return env;
 }
 
+/* A new, empty environment in work, opened with flags. */
+static MDB_env *new_env(unsigned flags)
+{
+    mkdir(work, 0755);
+    mdbtest_unlink_env(work);
+    int rc;
+    MDB_env *env = open_env(flags, &rc);
+    REQUIRE(env);
+    return env;
+}
+
 static int to_stderr(const char *msg, void *ctx)
 {
     (void)ctx;
@@ -184,6 +195,45 @@ static void commit_round(MDB_env *env, int r)
     CHECK(mdb_txn_commit(t));
 }
 
+/* One put of key=val into the main DB, committed: the commit's return code. */
+static int put_commit(MDB_env *env, const char *key, const char *val)
+{
+    MDB_txn *t;
+    MDB_dbi m = mdbtest_begin_main(env, &t);
+    MDB_val k = {strlen(key), (void *)key}, v = {strlen(val), (void *)val};
+    CHECK(mdb_put(t, m, &k, &v, 0));
+    return mdb_txn_commit(t);
+}
+
+/* The file opened with flags (it must open), and what the open made of its metas. */
+static MDB_env *open_status(unsigned flags, mdbcore_meta_status *st)
+{
+    int rc;
+    MDB_env *env = open_env(flags, &rc);
+    REQUIRE(env);
+    CHECK(mdbcore_env_meta_status(env, st));
+    return env;
+}
+
+/* The file opened read-only: both metas sound, txn `want` in force. */
+static MDB_env *open_sound(txnid_t want)
+{
+    mdbcore_meta_status st;
+    MDB_env *env = open_status(MDB_RDONLY, &st);
+    EXPECT_EQ(st.flags, 0);
+    EXPECT_EQ(st.used_txnid, want);
+    return env;
+}
+
+/* The structural checker finds nothing wrong. */
+static int check_clean(MDB_env *env)
+{
+    mdbcore_check_report rep;
+    int rc = mdbcore_check_env(env, &rep);
+    mdbcore_check_report_free(&rep);
+    return rc == 0;
+}
+
 static txnid_t page_txnid(const uint8_t *page)
 {
     txnid_t t;
@@ -199,6 +249,8 @@ typedef struct expect {
     const uint8_t *pold;    /* page T & 1 before T (T-2's meta) */
     const uint8_t *pnew;    /* the same page after T */
     unsigned slot;          /* T & 1 */
+    uint8_t *img;           /* the whole file after T */
+    size_t len;             /* its length */
 } expect;
 
 static struct {
@@ -207,11 +259,11 @@ static struct {
 } tally;
 
 /* What opening `img` must give; returns 1 when it opened from a damaged-meta fallback. */
-static int check_image(const expect *e, const uint8_t *img, size_t len, int heal,
+static int check_image(const expect *e, const uint8_t *img, int heal,
                        const char *what, size_t at)
 {
     tally.images++;
-    install(img, len);
+    install(img, e->len);
     int rc;
     MDB_env *env = open_env(MDB_RDONLY, &rc);
     if (!env) {
@@ -295,34 +347,27 @@ static int check_image(const expect *e, const uint8_t *img, size_t len, int heal
     data_path(p, sizeof p, work);
     size_t len2;
     uint8_t *after = read_file(p, &len2);
-    EXPECT_MSG(len2 == len && memcmp(after, img, len) == 0, "%s at %zu: read-only open wrote",
-               what, at);
+    EXPECT_MSG(len2 == e->len && memcmp(after, img, e->len) == 0,
+               "%s at %zu: read-only open wrote", what, at);
     free(after);
 
     if (result && heal) {
         /* one commit heals: both metas hold up again */
         env = open_env(0, &rc);
         REQUIRE(env);
-        MDB_txn *t;
-        MDB_dbi m;
-        CHECK(mdb_txn_begin(env, NULL, 0, &t));
-        CHECK(mdb_dbi_open(t, NULL, 0, &m));
-        MDB_val k = {5, "zheal"}, v = {2, "ok"};
-        CHECK(mdb_put(t, m, &k, &v, 0));
-        CHECK(mdb_txn_commit(t));
+        CHECK(put_commit(env, "zheal", "ok"));
         CHECK(mdbcore_env_meta_status(env, &st));
         EXPECT(st.flags & MDBCORE_META_HEALED);
         EXPECT(!(st.flags & (MDBCORE_META_DAMAGED | MDBCORE_META_FALLBACK)));
         mdb_env_close(env);
-        env = open_env(MDB_RDONLY, &rc);
-        REQUIRE(env);
-        CHECK(mdbcore_env_meta_status(env, &st));
+        env = open_status(MDB_RDONLY, &st);
         EXPECT_EQ(st.flags, 0);
         EXPECT_EQ(st.damaged_page, -1);
         EXPECT_EQ(st.used_txnid, e->told + 1);
-        EXPECT_EQ(mdbcore_check_env(env, &rep), 0);
-        mdbcore_check_report_free(&rep);
+        EXPECT(check_clean(env));
         MDB_txn *rt;
+        MDB_dbi m;
+        MDB_val k = {5, "zheal"}, v;
         CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &rt));
         CHECK(mdb_dbi_open(rt, NULL, 0, &m));
         EXPECT_EQ(mdb_get(rt, m, &k, &v), 0);
@@ -333,7 +378,23 @@ static int check_image(const expect *e, const uint8_t *img, size_t len, int heal
     return result;
 }
 
-static void build(expect *e, uint8_t **img_new, size_t *len)
+/* e->img with its own copy, to damage */
+static uint8_t *image_copy(const expect *e)
+{
+    uint8_t *img = malloc(e->len);
+    REQUIRE(img);
+    memcpy(img, e->img, e->len);
+    return img;
+}
+
+static void expect_free(expect *e)
+{
+    free(e->img);
+    free((void *)e->pold);
+    free((void *)e->pnew);
+}
+
+static void build(expect *e)
 {
     char p[600];
     mkdir(base, 0755);
@@ -358,24 +419,23 @@ static void build(expect *e, uint8_t **img_new, size_t *len)
     free(iold);
     commit_round(env, 12);
     mdb_env_close(env);
-    *img_new = read_file(p, len);
+    e->img = read_file(p, &e->len);
     uint8_t *pnew = malloc(psize);
-    memcpy(pnew, *img_new + (size_t)e->slot * psize, psize);
+    memcpy(pnew, e->img + (size_t)e->slot * psize, psize);
     e->pold = pold;
     e->pnew = pnew;
     REQUIRE(page_txnid(pold) == e->told - 1 && page_txnid(pnew) == e->tnew);
 
     /* contents of T and of T-1 (the image with page T & 1 as it was) */
-    install(*img_new, *len);
+    install(e->img, e->len);
     int rc;
     env = open_env(MDB_RDONLY, &rc);
     REQUIRE(env);
     e->cnew = contents(env);
     mdb_env_close(env);
-    uint8_t *img = malloc(*len);
-    memcpy(img, *img_new, *len);
+    uint8_t *img = image_copy(e);
     memcpy(img + (size_t)e->slot * psize, pold, psize);
-    install(img, *len);
+    install(img, e->len);
     env = open_env(MDB_RDONLY, &rc);
     REQUIRE(env);
     e->cold = contents(env);
@@ -387,21 +447,19 @@ static void build(expect *e, uint8_t **img_new, size_t *len)
 static void t_torn_every_byte(void)
 {
     expect e;
-    uint8_t *img_new;
-    size_t len;
-    build(&e, &img_new, &len);
-    uint8_t *img = malloc(len);
+    build(&e);
+    uint8_t *img = malloc(e.len);
     memset(&tally, 0, sizeof tally);
     for (int dir = 0; dir < 2; dir++) {
         const uint8_t *head = dir ? e.pold : e.pnew, *tail = dir ? e.pnew : e.pold;
         for (size_t b = 0; b <= psize; b = (quick && b == HEAD + 8) ? psize / 2
                                            : (quick && b == psize / 2) ? psize : b + 1) {
-            memcpy(img, img_new, len);
+            memcpy(img, e.img, e.len);
             uint8_t *page = img + (size_t)e.slot * psize;
             memcpy(page, head, b);
             memcpy(page + b, tail + b, psize - b);
             /* heal from a sample of the detected ones: every commit path is the same */
-            check_image(&e, img, len, b % 5 == 0, dir ? "old+new" : "new+old", b);
+            check_image(&e, img, b % 5 == 0, dir ? "old+new" : "new+old", b);
         }
     }
     printf("torn at %s byte of page %u, both ways: %u images: %u the old page, %u the new "
@@ -417,22 +475,18 @@ static void t_torn_every_byte(void)
      * the other mixes break the per-page checks.  None passes for T. */
     EXPECT_EQ(tally.undetected, 0);
     free(img);
-    free(img_new);
-    free((void *)e.pold);
-    free((void *)e.pnew);
+    expect_free(&e);
 }
 
 static void t_random_damage(void)
 {
     expect e;
-    uint8_t *img_new;
-    size_t len;
-    build(&e, &img_new, &len);
-    uint8_t *img = malloc(len);
+    build(&e);
+    uint8_t *img = malloc(e.len);
     memset(&tally, 0, sizeof tally);
     unsigned long long s = MDBTEST_XORSHIFT_SEED;
     for (int i = 0; i < (quick ? 300 : 1500); i++) {
-        memcpy(img, img_new, len);
+        memcpy(img, e.img, e.len);
         uint8_t *page = img + (size_t)e.slot * psize;
         /* a run of random bytes, or scattered flipped bits, mostly where the meta is */
         unsigned kind = (unsigned)(mdbtest_xorshift(&s) % 3);
@@ -454,7 +508,7 @@ static void t_random_damage(void)
             size_t n = 1 + mdbtest_xorshift(&s) % 64;
             memset(page + at, fill, n < psize - at ? n : psize - at);
         }
-        check_image(&e, img, len, i % 10 == 0, "random damage", (size_t)i);
+        check_image(&e, img, i % 10 == 0, "random damage", (size_t)i);
     }
     printf("random damage to page %u: %u images: %u unchanged where it matters, %u detected as "
            "damaged (%u reported as fallback), %u older-looking (T-1 in force), %u with a lowered "
@@ -464,9 +518,7 @@ static void t_random_damage(void)
            tally.older_mix, tally.lowered, tally.undetected, tally.undetected_check_fails, tally.healed);
     EXPECT(tally.detected > 0);
     free(img);
-    free(img_new);
-    free((void *)e.pold);
-    free((void *)e.pnew);
+    expect_free(&e);
 }
 
 /* The meta-field edits of the bad-file suite (tests/c/badfile), one meta page at a time:
@@ -476,9 +528,7 @@ static void t_random_damage(void)
 static void t_meta_field_edits(void)
 {
     expect e;
-    uint8_t *img_new;
-    size_t len;
-    build(&e, &img_new, &len);
+    build(&e);
     static const struct {
         size_t off, width;
         uint64_t val;
@@ -494,10 +544,9 @@ static void t_meta_field_edits(void)
     unsigned opened = 0, refused = 0;
     for (unsigned slot = 0; slot < 2; slot++) {
         for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
-            uint8_t *img = malloc(len);
-            memcpy(img, img_new, len);
+            uint8_t *img = image_copy(&e);
             memcpy(img + (size_t)slot * psize + edits[i].off, &edits[i].val, edits[i].width);
-            install(img, len);
+            install(img, e.len);
             int rc;
             MDB_env *env = open_env(MDB_RDONLY, &rc);
             if (!env) {
@@ -516,10 +565,7 @@ static void t_meta_field_edits(void)
                 /* page T & 1 damaged: T-1 is read; page (T-1) & 1: T */
                 uint64_t want = slot == e.slot ? e.cold : e.cnew;
                 EXPECT_MSG(contents(env) == want, "meta %u edit %zu: contents", slot, i);
-                mdbcore_check_report rep;
-                EXPECT_MSG(mdbcore_check_env(env, &rep) == 0, "meta %u edit %zu: check", slot,
-                           i);
-                mdbcore_check_report_free(&rep);
+                EXPECT_MSG(check_clean(env), "meta %u edit %zu: check", slot, i);
             } else {
                 (void)contents(env); /* an edit that leaves a plausible meta: no crash */
             }
@@ -528,21 +574,16 @@ static void t_meta_field_edits(void)
         }
     }
     printf("meta-field edits, one page at a time: %u opened, %u refused\n", opened, refused);
-    free(img_new);
-    free((void *)e.pold);
-    free((void *)e.pnew);
+    expect_free(&e);
 }
 
 /* Both metas damaged: an error, never a crash. */
 static void t_both_damaged(void)
 {
     expect e;
-    uint8_t *img_new;
-    size_t len;
-    build(&e, &img_new, &len);
+    build(&e);
     for (int i = 0; i < 200; i++) {
-        uint8_t *img = malloc(len);
-        memcpy(img, img_new, len);
+        uint8_t *img = image_copy(&e);
         for (unsigned slot = 0; slot < 2; slot++) {
             uint8_t *page = img + (size_t)slot * psize;
             /* the magic, the txnid's slot, a root past the file, or the root's page kind */
@@ -553,7 +594,7 @@ static void t_both_damaged(void)
             default: page[40 + 48 + 46 - 40] ^= 3; break; /* MAIN's depth */
             }
         }
-        install(img, len);
+        install(img, e.len);
         int rc;
         MDB_env *env = open_env(MDB_RDONLY, &rc);
         EXPECT_MSG(!env && (rc == MDB_INVALID || rc == MDB_CORRUPTED),
@@ -562,21 +603,16 @@ static void t_both_damaged(void)
             mdb_env_close(env);
         free(img);
     }
-    free(img_new);
-    free((void *)e.pold);
-    free((void *)e.pnew);
+    expect_free(&e);
 }
 
 /* The meta write is cut short after k bytes (EIO): the old meta stays byte for byte. */
 static void t_short_meta_write(void)
 {
     char p[600];
-    mkdir(work, 0755);
     for (unsigned k = 1; k < 120; k += (k < 12 ? 1 : 7)) {
-        mdbtest_unlink_env(work);
         int rc;
-        MDB_env *env = open_env(0, &rc);
-        REQUIRE(env);
+        MDB_env *env = new_env(0);
         for (int r = 0; r < 3; r++)
             commit_round(env, r);
         MDB_envinfo info;
@@ -592,30 +628,19 @@ static void t_short_meta_write(void)
         free(before);
         /* data pages go out with pwritev: the commit's first pwrite is its meta */
         CHECK(mdbcore_fault_short_nth(1, k, EIO));
-        MDB_txn *t;
-        MDB_dbi m;
-        CHECK(mdb_txn_begin(env, NULL, 0, &t));
-        CHECK(mdb_dbi_open(t, NULL, 0, &m));
-        MDB_val kk = {4, "knew"}, v = {3, "new"};
-        CHECK(mdb_put(t, m, &kk, &v, 0));
-        rc = mdb_txn_commit(t);
+        rc = put_commit(env, "knew", "new");
         unsigned long injected = mdbcore_fault_injected();
         mdbcore_fault_reset();
         EXPECT_EQ(rc, EIO);
         EXPECT_EQ(injected, 1);
+        MDB_txn *t;
         EXPECT_RC(mdb_txn_begin(env, NULL, 0, &t), MDB_PANIC);
         uint8_t *after = read_file(p, &len);
         EXPECT_MSG(memcmp(after + (size_t)slot * st.ms_psize, old, HEAD) == 0,
                    "meta write cut after %u bytes: page %u is not what it was", k, slot);
         free(after);
         mdb_env_close(env);
-        env = open_env(MDB_RDONLY, &rc);
-        REQUIRE(env);
-        mdbcore_meta_status ms;
-        CHECK(mdbcore_env_meta_status(env, &ms));
-        EXPECT_EQ(ms.flags, 0);
-        EXPECT_EQ(ms.used_txnid, info.me_last_txnid);
-        mdb_env_close(env);
+        mdb_env_close(open_sound(info.me_last_txnid));
     }
 }
 
@@ -624,27 +649,17 @@ static void t_short_meta_write(void)
 static void t_short_heal_write(void)
 {
     expect e;
-    uint8_t *img_new;
-    size_t len;
-    build(&e, &img_new, &len);
-    uint8_t *page = img_new + (size_t)e.slot * psize;
+    build(&e);
+    uint8_t *page = e.img + (size_t)e.slot * psize;
     page[16] ^= 0x01; /* the magic */
     for (unsigned k = 1; k < psize; k = k * 3 + 1) {
-        install(img_new, len);
-        int rc;
-        MDB_env *env = open_env(0, &rc);
-        REQUIRE(env);
+        install(e.img, e.len);
         mdbcore_meta_status ms;
-        CHECK(mdbcore_env_meta_status(env, &ms));
+        MDB_env *env = open_status(0, &ms);
         EXPECT(ms.flags & MDBCORE_META_FALLBACK);
+        int rc;
         CHECK(mdbcore_fault_short_nth(1, k, EIO));
-        MDB_txn *t;
-        MDB_dbi m;
-        CHECK(mdb_txn_begin(env, NULL, 0, &t));
-        CHECK(mdb_dbi_open(t, NULL, 0, &m));
-        MDB_val kk = {4, "knew"}, v = {3, "new"};
-        CHECK(mdb_put(t, m, &kk, &v, 0));
-        rc = mdb_txn_commit(t);
+        rc = put_commit(env, "knew", "new");
         mdbcore_fault_reset();
         EXPECT_EQ(rc, EIO);
         mdb_env_close(env);
@@ -662,20 +677,15 @@ static void t_short_heal_write(void)
             mdb_env_close(env);
         }
     }
-    free(img_new);
-    free((void *)e.pold);
-    free((void *)e.pnew);
+    expect_free(&e);
 }
 
 /* WRITEMAP: the meta's msync fails; the page cache (what the file reads) keeps the old meta. */
 static void t_writemap_msync_fails(void)
 {
     char p[600];
-    mkdir(work, 0755);
-    mdbtest_unlink_env(work);
     int rc;
-    MDB_env *env = open_env(MDB_WRITEMAP, &rc);
-    REQUIRE(env);
+    MDB_env *env = new_env(MDB_WRITEMAP);
     for (int r = 0; r < 3; r++)
         commit_round(env, r);
     MDB_stat est;
@@ -697,13 +707,7 @@ static void t_writemap_msync_fails(void)
     memcpy(old, img + (size_t)slot * psize, HEAD);
     free(img);
     CHECK(mdbcore_fault_fail_nth(MDBCORE_FAULT_MSYNC, per, EIO));
-    MDB_txn *t;
-    MDB_dbi m;
-    CHECK(mdb_txn_begin(env, NULL, 0, &t));
-    CHECK(mdb_dbi_open(t, NULL, 0, &m));
-    MDB_val kk = {4, "knew"}, v = {3, "new"};
-    CHECK(mdb_put(t, m, &kk, &v, 0));
-    rc = mdb_txn_commit(t);
+    rc = put_commit(env, "knew", "new");
     mdbcore_fault_reset();
     EXPECT_EQ(rc, EIO);
     img = read_file(p, &len);
@@ -719,11 +723,7 @@ static void t_writemap_msync_fails(void)
 static void t_new_file_page0_damaged(void)
 {
     char p[600];
-    mkdir(work, 0755);
-    mdbtest_unlink_env(work);
-    int rc;
-    MDB_env *env = open_env(0, &rc);
-    REQUIRE(env);
+    MDB_env *env = new_env(0);
     MDB_stat est;
     CHECK(mdb_env_stat(env, &est));
     mdb_env_close(env);
@@ -732,44 +732,25 @@ static void t_new_file_page0_damaged(void)
     uint8_t *img = read_file(p, &len);
     img[16] ^= 0xff; /* page 0's magic */
     install(img, len);
-    env = open_env(0, &rc);
-    REQUIRE(env);
     mdbcore_meta_status st;
-    CHECK(mdbcore_env_meta_status(env, &st));
+    env = open_status(0, &st);
     EXPECT(st.flags & MDBCORE_META_FALLBACK);
     EXPECT_EQ(st.damaged_page, 0);
     EXPECT_EQ(st.used_page, 1);
     EXPECT_EQ(st.used_txnid, 0);
     /* the first meta write of the commit is the copy into page 0: make the second fail */
     CHECK(mdbcore_fault_short_nth(2, 40, EIO));
-    MDB_txn *t;
-    MDB_dbi m;
-    MDB_val k = {3, "one"}, v = {1, "1"};
-    CHECK(mdb_txn_begin(env, NULL, 0, &t));
-    CHECK(mdb_dbi_open(t, NULL, 0, &m));
-    CHECK(mdb_put(t, m, &k, &v, 0));
-    EXPECT_EQ(mdb_txn_commit(t), EIO);
+    EXPECT_EQ(put_commit(env, "one", "1"), EIO);
     mdbcore_fault_reset();
     mdb_env_close(env);
     /* page 0 was healed with txn 0's meta, page 1 put back: both sound, both txnid 0 */
-    env = open_env(0, &rc);
-    REQUIRE(env);
-    CHECK(mdbcore_env_meta_status(env, &st));
+    env = open_status(0, &st);
     EXPECT_EQ(st.flags, 0);
     EXPECT_EQ(st.used_txnid, 0);
-    CHECK(mdb_txn_begin(env, NULL, 0, &t));
-    CHECK(mdb_dbi_open(t, NULL, 0, &m));
-    CHECK(mdb_put(t, m, &k, &v, 0));
-    CHECK(mdb_txn_commit(t));
+    CHECK(put_commit(env, "one", "1"));
     mdb_env_close(env);
-    env = open_env(MDB_RDONLY, &rc);
-    REQUIRE(env);
-    CHECK(mdbcore_env_meta_status(env, &st));
-    EXPECT_EQ(st.flags, 0);
-    EXPECT_EQ(st.used_txnid, 1);
-    mdbcore_check_report rep;
-    EXPECT_EQ(mdbcore_check_env(env, &rep), 0);
-    mdbcore_check_report_free(&rep);
+    env = open_sound(1);
+    EXPECT(check_clean(env));
     mdb_env_close(env);
     free(img);
 }
@@ -780,11 +761,7 @@ static void t_new_file_page0_damaged(void)
 static void t_meta1_past_end_of_file(void)
 {
     char p[600];
-    mkdir(work, 0755);
-    mdbtest_unlink_env(work);
-    int rc;
-    MDB_env *env = open_env(0, &rc);
-    REQUIRE(env);
+    MDB_env *env = new_env(0);
     mdb_env_close(env);
     data_path(p, sizeof p, work);
     size_t len;
@@ -792,35 +769,19 @@ static void t_meta1_past_end_of_file(void)
     REQUIRE(len == 2 * (size_t)psize);
     install(img, psize);
     for (int pass = 0; pass < 2; pass++) {
-        env = open_env(pass ? 0 : MDB_RDONLY, &rc);
-        REQUIRE(env);
         mdbcore_meta_status st;
-        CHECK(mdbcore_env_meta_status(env, &st));
+        env = open_status(pass ? 0 : MDB_RDONLY, &st);
         EXPECT(st.flags & MDBCORE_META_FALLBACK);
         EXPECT_EQ(st.damaged_page, 1);
         EXPECT_EQ(st.used_txnid, 0);
-        mdbcore_check_report rep;
-        EXPECT_EQ(mdbcore_check_env(env, &rep), 0);
-        mdbcore_check_report_free(&rep);
+        EXPECT(check_clean(env));
         EXPECT_EQ(contents(env), contents(env));
         if (pass) {
-            MDB_txn *t;
-            MDB_dbi m;
-            MDB_val k = {3, "one"}, v = {1, "1"};
-            CHECK(mdb_txn_begin(env, NULL, 0, &t));
-            CHECK(mdb_dbi_open(t, NULL, 0, &m));
-            CHECK(mdb_put(t, m, &k, &v, 0));
-            CHECK(mdb_txn_commit(t));
+            CHECK(put_commit(env, "one", "1"));
         }
         mdb_env_close(env);
     }
-    env = open_env(MDB_RDONLY, &rc);
-    REQUIRE(env);
-    mdbcore_meta_status st;
-    CHECK(mdbcore_env_meta_status(env, &st));
-    EXPECT_EQ(st.flags, 0);
-    EXPECT_EQ(st.used_txnid, 1);
-    mdb_env_close(env);
+    mdb_env_close(open_sound(1));
     free(img);
 }
 
@@ -829,11 +790,9 @@ static void t_meta1_past_end_of_file(void)
 static void t_lock_file_names_damaged_page(void)
 {
     expect e;
-    uint8_t *img_new;
-    size_t len;
-    build(&e, &img_new, &len);
-    img_new[(size_t)e.slot * psize + 16] ^= 0x01; /* only the magic: the rest is T's */
-    install(img_new, len);
+    build(&e);
+    e.img[(size_t)e.slot * psize + 16] ^= 0x01; /* only the magic: the rest is T's */
+    install(e.img, e.len);
     int rc;
     MDB_env *env = open_env(0, &rc);
     REQUIRE(env);
@@ -850,9 +809,7 @@ static void t_lock_file_names_damaged_page(void)
     mdb_txn_abort(txn);
     EXPECT_EQ(contents(env), e.cold);
     mdb_env_close(env);
-    free(img_new);
-    free((void *)e.pold);
-    free((void *)e.pnew);
+    expect_free(&e);
 }
 
 int main(int argc, char **argv)

@@ -43,9 +43,7 @@ static void env_info_mapaddr(void)
     CHECK(mdb_env_info(env, &info));
     REQUIRE(info.me_mapaddr == NULL);
     MDB_txn *txn;
-    MDB_dbi dbi;
-    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
-    CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));
+    MDB_dbi dbi = mdbtest_begin_main(env, &txn);
     MDB_val k = {1, "k"}, v = {1, "v"};
     CHECK(mdb_put(txn, dbi, &k, &v, 0));
     CHECK(mdb_txn_commit(txn));
@@ -101,8 +99,7 @@ static void tiny_map(void)
     CHECK(mdb_env_create(&env));
     CHECK(mdb_env_set_mapsize(env, 10));
     CHECK(mdb_env_open(env, dirbuf, 0, 0644));
-    CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
-    CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));
+    dbi = mdbtest_read_main(env, &txn);
     MDB_val kk = {9, "key001999"}, got;
     CHECK(mdb_get(txn, dbi, &kk, &got));
     mdb_txn_abort(txn);
@@ -383,10 +380,8 @@ static void freelist_odd_records(void)
     }
     put_range(env, 0, 300, 0);
     MDB_txn *txn;
-    MDB_dbi dbi;
+    MDB_dbi dbi = mdbtest_read_main(env, &txn);
     MDB_stat st;
-    CHECK(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn));
-    CHECK(mdb_dbi_open(txn, NULL, 0, &dbi));
     CHECK(mdb_stat(txn, dbi, &st));
     REQUIRE(st.ms_entries == 1100);
     for (unsigned i = 0; i < 2000; i += 7) {

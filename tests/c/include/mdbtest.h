@@ -30,6 +30,7 @@
  *                           missing) with MDB_NOSYNC | flags; fatal on an error
  *   mdbtest_begin_main(env, &txn)  a write txn begun on env; returns its main DB's handle
  *                           (fatal on an error)
+ *   mdbtest_read_main(env, &txn)  the same for a read-only txn
  *
  * Every failure names its file and line (counted ones also the function).  Failures go
  * to stderr, which is unbuffered, so a forked child never repeats its parent's.
@@ -217,12 +218,22 @@ static inline MDB_env *mdbtest_open_dir(const char *dir, size_t mapsize, unsigne
     return env;
 }
 
-static inline MDB_dbi mdbtest_begin_main(MDB_env *env, MDB_txn **txn)
+static inline MDB_dbi mdbtest_begin_main_flags(MDB_env *env, unsigned flags, MDB_txn **txn)
 {
     MDB_dbi dbi;
-    CHECK(mdb_txn_begin(env, NULL, 0, txn));
+    CHECK(mdb_txn_begin(env, NULL, flags, txn));
     CHECK(mdb_dbi_open(*txn, NULL, 0, &dbi));
     return dbi;
+}
+
+static inline MDB_dbi mdbtest_begin_main(MDB_env *env, MDB_txn **txn)
+{
+    return mdbtest_begin_main_flags(env, 0, txn);
+}
+
+static inline MDB_dbi mdbtest_read_main(MDB_env *env, MDB_txn **txn)
+{
+    return mdbtest_begin_main_flags(env, MDB_RDONLY, txn);
 }
 
 #endif
