@@ -71,7 +71,8 @@ _PRINTED = []
 def pytest_report_header(config):
     """The hypothesis profile and example database, for both suites' conftests."""
     return [
-        f"crash-safety hypothesis profile: {PROFILE} (MDB_PROPERTY_PROFILE), example database {DB_DIR}"
+        f"crash-safety hypothesis profile: {PROFILE} (MDB_PROPERTY_PROFILE), "
+        f"example database {DB_DIR}"
     ]
 
 
