@@ -11,7 +11,7 @@ import sys
 import click
 
 from . import experiments
-from .slapd import ALL_ENGINES, ENGINES, LabError, make_engine
+from .slapd import ALL_ENGINES, ENGINES, LabError, make_baseline, make_engine
 
 LAB = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(LAB, "results")
@@ -67,6 +67,11 @@ def list_cmd() -> None:
     help="scratch: LDIF cache, slapd instances",
 )
 @click.option("--keep", is_flag=True, help="keep every instance directory")
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False),
+    help="also run this build of our library (engine `baseline`) in the same rounds",
+)
 def run(
     names: tuple[str, ...],
     size: str,
@@ -75,6 +80,7 @@ def run(
     out: str | None,
     work: str,
     keep: bool,
+    baseline: str | None,
 ) -> None:
     """Run EXPERIMENT... (or `all`); rows go to OUT/results.jsonl."""
     chosen = list(experiments.EXPERIMENTS) if names == ("all",) else list(names)
@@ -85,6 +91,13 @@ def run(
         )
     try:
         engines = [make_engine(e) for e in (ENGINES if engine == "both" else (engine,))]
+        if baseline:
+            if "seed001" in chosen:
+                raise LabError(
+                    "seed001 builds its own program on ours or on liblmdb: "
+                    "--baseline does not cover it"
+                )
+            engines.append(make_baseline(baseline))
     except LabError as e:
         raise click.ClickException(str(e)) from None
     out = out or os.path.join(RESULTS, f"{dt.date.today().isoformat()}-{size}")
@@ -125,12 +138,19 @@ def plot(results_dir: str | None, out: str | None) -> None:
 @click.option(
     "--results", "results_dir", type=click.Path(exists=True), help="results folder [the newest]"
 )
-def report(results_dir: str | None) -> None:
-    """A Markdown table of the headline results (stock, mdb, ratio with min..max)."""
+@click.option(
+    "--reference",
+    type=click.Choice(["stock", "baseline", "lmdb-src"]),
+    default="stock",
+    show_default=True,
+    help="the engine mdb is compared with (baseline: a run with --baseline)",
+)
+def report(results_dir: str | None, reference: str) -> None:
+    """A Markdown table of the headline results (reference, mdb, ratio with min..max)."""
     from . import report as rep
 
     results_dir = results_dir or newest_results()
-    text = rep.markdown(results_dir)
+    text = rep.markdown(results_dir, reference)
     with open(os.path.join(results_dir, "report.md"), "w") as f:
         f.write(text)
     click.echo(text)

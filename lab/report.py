@@ -86,7 +86,9 @@ def _cell(vals: dict[int, float] | None) -> str:
     return f"{_fmt(med)} ({_fmt(lo)}..{_fmt(hi)})" if len(vals) > 1 else _fmt(med)
 
 
-def markdown(results: str) -> str:
+def markdown(results: str, reference: str = "stock") -> str:
+    """The headline table; `reference` is the engine mdb is compared with (stock, or
+    baseline: an older build of ours run in the same rounds with `run --baseline`)."""
     rows = load_rows(results)
     groups = group(rows)
     meta = next((r for r in rows if "git_commit" in r), {})
@@ -96,17 +98,17 @@ def markdown(results: str) -> str:
         f"Commit {meta.get('git_commit', '?')}, size {meta.get('size', '?')} "
         f"({meta.get('entries', 0):,} entries), {meta.get('cores', '?')} cores, kernel "
         f"{meta.get('kernel', '?')}.  Medians over rounds with min..max; the ratio is "
-        "mdb/stock per interleaved round pair, median (min..max).  `better` says which "
+        f"mdb/{reference} per interleaved round pair, median (min..max).  `better` says which "
         "engine the median ratio favours (times, sizes and CPU per op: lower is better; "
         "rates: higher).",
         "",
-        "| experiment | metric | series | stock | mdb | mdb/stock | better |",
+        f"| experiment | metric | series | {reference} | mdb | mdb/{reference} | better |",
         "|---|---|---|---|---|---|---|",
     ]
     for (exp, metric, series), per_engine in sorted(groups.items(), key=_order):
         if metric not in HEADLINE.get(exp, ()):
             continue
-        r = ratio(per_engine)
+        r = ratio(per_engine, reference)
         if r is None:
             rtxt, better = "-", "-"
         elif metric in NEUTRAL:
@@ -116,10 +118,10 @@ def markdown(results: str) -> str:
             if abs(r[0] - 1) < 0.02:
                 better = "even"
             else:
-                better = "mdb" if (r[0] > 1) == higher_is_better(metric) else "stock"
+                better = "mdb" if (r[0] > 1) == higher_is_better(metric) else reference
         stxt = ", ".join(f"{k}={v}" for k, v in series) or ""
         lines.append(
-            f"| {exp} | {metric} | {stxt} | {_cell(per_engine.get('stock'))} | "
+            f"| {exp} | {metric} | {stxt} | {_cell(per_engine.get(reference))} | "
             f"{_cell(per_engine.get('mdb'))} | {rtxt} | {better} |"
         )
     failures = [r for r in rows if r["metric"] == "failure"]

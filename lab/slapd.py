@@ -195,6 +195,20 @@ def make_engine(name: str) -> Engine:
     return eng
 
 
+BASELINE = "baseline"  # `run --baseline PATH`: another build of our engine, same rounds
+
+
+def make_baseline(path: str) -> Engine:
+    """An older (or otherwise different) build of our library, run beside `mdb` in the
+    same interleaved rounds, so that a change is measured before and after at once."""
+    eng = _preloaded(BASELINE, path, "build it, e.g. `make lib` in a checkout of the old commit")
+    if eng.expected_target == os.path.realpath(OUR_LIB):
+        raise LabError(f"--baseline {path} is the library under test itself")
+    eng.version = f"mdb baseline {eng.version} ({eng.expected_target})"
+    eng.called = back_mdb_calls()
+    return eng
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

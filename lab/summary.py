@@ -41,8 +41,11 @@ def group(rows: list[dict[str, Any]]) -> dict[tuple, dict[str, dict[int, float]]
     return out
 
 
-def ratio(per_engine: dict[str, dict[int, float]]) -> tuple[float, float, float] | None:
-    """mdb / stock, round by round (rounds are interleaved pairs): median, min, max."""
-    a, b = per_engine.get("stock", {}), per_engine.get("mdb", {})
+def ratio(
+    per_engine: dict[str, dict[int, float]], reference: str = "stock"
+) -> tuple[float, float, float] | None:
+    """mdb / reference (stock, or a `--baseline` build of ours), round by round (rounds
+    are interleaved pairs): median, min, max."""
+    a, b = per_engine.get(reference, {}), per_engine.get("mdb", {})
     pairs = [b[k] / a[k] for k in sorted(set(a) & set(b)) if a[k] > 0]
     return stats(pairs) if pairs else None

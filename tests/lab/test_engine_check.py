@@ -83,3 +83,18 @@ def test_the_lmdb_src_check_refuses_a_library_it_cannot_prove(tmp_path, monkeypa
     monkeypatch.setattr(lmdb_src, "LIB", libz[0])
     with pytest.raises(slapd.LabError, match="does not export .*mdb_"):
         slapd.make_engine("lmdb-src")
+
+
+@pytest.mark.skipif(not os.path.exists(slapd.OUR_LIB), reason="build/libmdbcore.so not built")
+def test_a_baseline_build_runs_beside_ours(tmp_path) -> None:
+    # `run --baseline PATH`: another build of our library, checked like every engine
+    copy = tmp_path / "libmdbcore-old.so"
+    copy.write_bytes(open(slapd.OUR_LIB, "rb").read())
+    eng = slapd.make_baseline(str(copy))
+    assert eng.name == slapd.BASELINE and eng.expected_target == os.path.realpath(copy)
+    assert len(eng.called) >= 30
+    slapd.Instance(str(tmp_path / "inst"), eng).slaptest()
+    with pytest.raises(slapd.LabError, match="library under test itself"):
+        slapd.make_baseline(slapd.OUR_LIB)
+    with pytest.raises(slapd.LabError, match="is missing"):
+        slapd.make_baseline(str(tmp_path / "nothing.so"))
