@@ -100,6 +100,23 @@ def _open_db_while_writing(mod: Any, path: str) -> Any:
     return _in_child(code, _mod_name(mod), path)
 
 
+def _first_dup_after_exhausted(mod: Any, path: str) -> Any:
+    env = mod.open(path, max_dbs=2)
+    try:
+        db = env.open_db(b"d", dupsort=True)
+        with env.begin(write=True, db=db) as txn:
+            for k in (b"a", b"b"):
+                for v in (b"1", b"2"):
+                    txn.put(k, v)
+        with env.begin(db=db) as txn:
+            c = txn.cursor()
+            c.set_key(b"a")
+            ran = list(c.iternext_dup())
+            return ran, c.first_dup(), c.item()
+    finally:
+        env.close()
+
+
 DIFFERENCES: list[Difference] = [
     Difference(
         id="open-db-while-writing",
@@ -135,5 +152,18 @@ DIFFERENCES: list[Difference] = [
         ),
         covers=lambda op: False,  # stateful: test_vs_pylmdb_api.skipped()
         demo=_open_db_ended_txn,
+    ),
+    Difference(
+        id="first-dup-after-exhausted-dups",
+        kind="intended",
+        text=(
+            "Cursor.first_dup() after a duplicate move ran out (iternext_dup ended, or "
+            "next_dup returned False) on a DUPSORT database: both return True and stand on "
+            "the key's first value, but py-lmdb's item() then gives an empty key (it keeps "
+            "the key it cleared at the failed move; MDB_FIRST_DUP does not return one), "
+            "where mdb gives the key the cursor stands on."
+        ),
+        covers=lambda op: False,  # needs a failed duplicate move first, on the same cursor
+        demo=_first_dup_after_exhausted,
     ),
 ]
