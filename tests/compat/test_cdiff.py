@@ -111,14 +111,20 @@ def lmdb_0936_source() -> str:
     return r.stdout.strip()
 
 
+def ours_against_0936(*args: str) -> subprocess.CompletedProcess:
+    """The C workload on our library against upstream 0.9.36 (built from source), without
+    the 0.9.24 rules."""
+    src = lmdb_0936_source()
+    return rundiff("--test", "ours", "--ref", "src:" + src, "--no-0924", *args)
+
+
 def test_ours_matches_upstream_0936():
     """The behaviour we match is LMDB 0.9.36's: the whole workload without the 0.9.24 avoid
     rules, against upstream 0.9.36 built from source (lmdbdiff.c names the one 0.9.36 bug
     it steers clear of)."""
     need_ours()
-    src = lmdb_0936_source()
     known = [] if compatlib.strict() else ["--known-after", "c-put-multiple"]
-    r = rundiff("--test", "ours", "--ref", "src:" + src, "--no-0924", *known)
+    r = ours_against_0936(*known)
     assert r.returncode == 0, r.stdout[-5000:]
     if "known open differences" in r.stdout:
         pytest.xfail("known bug of ours: " + compatlib.KNOWN_BUGS["cursor-after-multiple-put"])
@@ -132,13 +138,7 @@ def test_cursor_walks_match_upstream_0936():
     and deletes) on plain, DUPSORT and DUPFIXED databases, identical to 0.9.36 wherever
     0.9.36 finishes; every value returned is checked by the lifetime oracle."""
     need_ours()
-    src = lmdb_0936_source()
-    r = rundiff(
-        "--test",
-        "ours",
-        "--ref",
-        "src:" + src,
-        "--no-0924",
+    r = ours_against_0936(
         "--walk",
         "--seeds",
         WALKS,
@@ -168,16 +168,10 @@ def test_env_flags_match_upstream_0936():
     """The whole workload under each environment flag, against 0.9.36 (MDB_DIFF_FLAG_SEEDS,
     3 seeds each by default)."""
     need_ours()
-    src = lmdb_0936_source()
     known = [] if compatlib.strict() else ["--known-after", "c-put-multiple"]
     failed, xfailed = [], False
     for name, flags in ENV_FLAGS.items():
-        r = rundiff(
-            "--test",
-            "ours",
-            "--ref",
-            "src:" + src,
-            "--no-0924",
+        r = ours_against_0936(
             "--seeds",
             os.environ.get("MDB_DIFF_FLAG_SEEDS", "3"),
             "--envflags",
