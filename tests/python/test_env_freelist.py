@@ -150,7 +150,9 @@ def _free_root(data: bytes) -> tuple[int, int]:
     return psize, max(metas)[1]
 
 
-def test_damaged_free_db_raises(core, tmp_path):
+def _three_commits(core, tmp_path):
+    """A file of three commits over the same 200 keys (so its free DB holds records): its
+    path, data file, bytes, page size and the free DB's root page number."""
     path = tmp_path / "d"
     env = core.open(str(path), map_size=1 << 22)
     for r in range(3):
@@ -161,6 +163,11 @@ def test_damaged_free_db_raises(core, tmp_path):
     data_file = path / "data.mdb"
     raw = bytearray(data_file.read_bytes())
     psize, root = _free_root(bytes(raw))
+    return path, data_file, raw, psize, root
+
+
+def test_damaged_free_db_raises(core, tmp_path):
+    path, data_file, raw, psize, root = _three_commits(core, tmp_path)
     assert root != (1 << 64) - 1
     sound = bytes(raw)
     struct.pack_into("=H", raw, root * psize + 16, psize + 2)  # a node offset past the page
@@ -183,16 +190,7 @@ def test_damaged_free_db_raises(core, tmp_path):
 def test_a_free_record_counting_past_its_room_is_reported(core, tmp_path):
     """The record's count says more pages than its value holds: the free-list reader
     refuses it, the checker reports it, both in the same words."""
-    path = tmp_path / "d"
-    env = core.open(str(path), map_size=1 << 22)
-    for r in range(3):
-        with env.begin(write=True) as t:
-            for i in range(200):
-                t.put(b"k%04d" % i, b"%d" % r * 40)
-    env.close()
-    data_file = path / "data.mdb"
-    raw = bytearray(data_file.read_bytes())
-    psize, root = _free_root(bytes(raw))
+    path, data_file, raw, psize, root = _three_commits(core, tmp_path)
     assert struct.unpack_from("=H", raw, root * psize + 10)[0] & 0x02  # a leaf
     node = root * psize + struct.unpack_from("=H", raw, root * psize + 16)[0]
     dsize, flags, ksize = struct.unpack_from("=IHH", raw, node)
