@@ -431,12 +431,24 @@ def _rate(
             acked = None
             if client == "lab":
                 res = load.run_job(inst.port, inst.pid, n, specs, tm, seed=rnd + 1)
+                res["client_shape"] = ", ".join(f"{j.kind} {j.clients}x{j.depth}" for j in specs)
             else:
                 if any(s.kind == "modify" for s in specs):
                     acked = os.path.join(inst.dir, "ldload-acked.tsv")
                 res = fastclient.run_job(inst.port, inst.pid, n, specs, tm, rnd + 1, acked)
             u, s = inst.cpu()
-            rate_rows(lab, exp, eng, rnd, res, inst, slapd_user_s=u, slapd_sys_s=s, **extra)
+            rate_rows(
+                lab,
+                exp,
+                eng,
+                rnd,
+                res,
+                inst,
+                slapd_user_s=u,
+                slapd_sys_s=s,
+                client_shape=res["client_shape"],
+                **extra,
+            )
             errors += sum(k.errors for k in res["kinds"].values())
             if acked:
                 # ldap3 read-back of what ldload's modifies wrote, once lab/verify.py exists

@@ -32,6 +32,12 @@ SRC = os.path.join(ROOT, "lab", "ldload", "ldload.c")
 BIN = os.path.join(ROOT, "build", "lab", "ldload")
 CLIENT_SHARE_MAX = 0.15  # the bound on the load client's share of the machine
 GRACE_S = 10.0  # ldload's drain time after the window; then unanswered requests are errors
+# requests in flight per ldload thread (the threads are the lab job's clients).  Deeper
+# than the Python client's 4 and 2: each recv then brings several answers and each send
+# several requests, and the system calls are nearly all of ldload's CPU (measured at
+# smoke size, machine shared: 2 threads x 4 searches took 0.7-1.0 recv per search and
+# 8.5-11.7 us of system CPU per search, 2 x 8 took 0.55-0.63 recv and 6.5-8.1 us).
+DEPTH = {"search": 8, "modify": 4}
 
 
 class ClientError(RuntimeError):
@@ -85,7 +91,7 @@ def command(
     cmd += ["--interval", str(tm.interval), "--grace", str(GRACE_S)]
     cmd += ["--base", PEOPLE, "--bind-dn", ROOTDN, "--bind-pw", ROOTPW]
     for spec in specs:
-        cmd += [f"--{spec.kind}", f"{spec.clients}x{spec.depth}"]
+        cmd += [f"--{spec.kind}", f"{spec.clients}x{DEPTH.get(spec.kind, spec.depth)}"]
     if acked:
         cmd += ["--acked", acked]
     return cmd
@@ -145,6 +151,7 @@ def run_job(
         p.communicate()
         raise
     kinds, process = parse_output(out)
+    shape = ", ".join(f"{k} {v.raw['threads']}x{v.raw['depth']}" for k, v in sorted(kinds.items()))
     failures = [k.raw["failure"] for k in kinds.values() if k.raw.get("failure")]
     if p.returncode != 0:
         raise ClientError(f"ldload exited {p.returncode}: {'; '.join(failures) or err.strip()}")
@@ -155,6 +162,7 @@ def run_job(
     total_ops = sum(k.ops for k in kinds.values())
     return {
         "client": "ldload",
+        "client_shape": shape,
         "kinds": kinds,
         "process": process,
         "failures": failures,

@@ -104,6 +104,7 @@ struct thread {
 	uint64_t rng;
 	/* results */
 	long ops, completed, errors, entries_seen, unanswered, connect_failed, protocol_errors;
+	long recvs, sends; /* system calls: most of this client's CPU is in them */
 	double lat_sum_us;
 	uint32_t *hist;
 	long *buckets;
@@ -599,6 +600,7 @@ static void *run_thread(void *arg)
 		if (now > hard_stop)
 			break;
 		long got = conn_fill(&c);
+		t->recvs++;
 		if (got < 0) {
 			snprintf(t->failure, sizeof t->failure, "connection closed by the server");
 			dead = 1;
@@ -664,7 +666,7 @@ static void *run_thread(void *arg)
 		}
 		if (off)
 			consume(&c, off);
-		if (!dead && c.out.len && conn_flush(&c) < 0) {
+		if (!dead && c.out.len && (t->sends++, conn_flush(&c) < 0)) {
 			snprintf(t->failure, sizeof t->failure, "send failed");
 			dead = 1;
 		}
@@ -721,6 +723,7 @@ static double pct(const uint64_t *hist, long total, double p)
 
 static void report_kind(int kind, struct thread *ts, int nt)
 {
+	long recvs = 0, sends = 0;
 	long ops = 0, completed = 0, errors = 0, entries = 0, unanswered = 0, failed = 0, proto = 0;
 	double lat = 0, cpu = 0;
 	uint64_t *hist = calloc(HIST_SIZE, sizeof *hist);
@@ -736,6 +739,8 @@ static void report_kind(int kind, struct thread *ts, int nt)
 			continue;
 		ops += t->ops;
 		completed += t->completed;
+		recvs += t->recvs;
+		sends += t->sends;
 		errors += t->errors + t->connect_failed;
 		entries += t->entries_seen;
 		unanswered += t->unanswered;
@@ -754,10 +759,10 @@ static void report_kind(int kind, struct thread *ts, int nt)
 	printf("{\"kind\": \"%s\", \"threads\": %d, \"depth\": %d, \"ops\": %ld, \"errors\": %ld, "
 	       "\"ops_s\": %.3f, \"avg_ms\": %.6f, \"p50_ms\": %.6f, \"p99_ms\": %.6f, "
 	       "\"completed\": %ld, \"entries_returned\": %ld, \"unanswered\": %ld, \"connect_failures\": %ld, "
-	       "\"protocol_errors\": %ld, \"cpu_s\": %.6f, \"interval_s\": %g, \"intervals\": [",
+	       "\"protocol_errors\": %ld, \"recv_calls\": %ld, \"send_calls\": %ld, \"cpu_s\": %.6f, \"interval_s\": %g, \"intervals\": [",
 	       KIND_NAME[kind], opt.threads[kind], opt.depth[kind], ops, errors,
 	       (double)ops / opt.duration, ops ? lat / (double)ops / 1000.0 : 0.0,
-	       pct(hist, ops, 0.50), pct(hist, ops, 0.99), completed, entries, unanswered, failed, proto, cpu,
+	       pct(hist, ops, 0.50), pct(hist, ops, 0.99), completed, entries, unanswered, failed, proto, recvs, sends, cpu,
 	       opt.interval);
 	for (int j = 0; j < nbuckets; j++)
 		printf("%s%ld", j ? ", " : "", buckets[j]);
