@@ -450,9 +450,8 @@ def _rate(
                 **extra,
             )
             errors += sum(k.errors for k in res["kinds"].values())
-            if acked:
-                # ldap3 read-back of what ldload's modifies wrote, once lab/verify.py exists
-                fastclient.check_acked(inst.port, fastclient.read_acked(acked), 200, rnd + 1)
+            if acked:  # after the window: an ldap3 read-back of what ldload wrote
+                fastclient.verify_acked(lab, exp, eng, rnd, inst.port, acked, **extra)
         if errors:
             raise LabError(f"{exp}: {errors} LDAP operations failed")
 

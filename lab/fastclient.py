@@ -184,15 +184,23 @@ def read_acked(path: str) -> dict[str, str]:
     return out
 
 
-def check_acked(port: int, acked: dict[str, str], sample: int, seed: int) -> dict[str, Any] | None:
-    """Read a sample of the acknowledged entries back (lab/verify.py's check_modified, an
-    ldap3 client, off the timed path); None while that module is not in this tree."""
+def verify_acked(
+    lab: Any, exp: str, eng: Any, rnd: int, port: int, path: str, **extra: Any
+) -> bool:
+    """Read back a sample of the entries ldload's modifies acknowledged (in path), with
+    lab/verify.py's ldap3 checks, off the timed path: its rows (verify_checked,
+    verify_mismatches, named client=ldload) and a LabError on a wrong value.  False, and
+    nothing checked, while lab/verify.py is not in this tree."""
     try:
-        from . import verify  # type: ignore[attr-defined]
+        from . import verify  # type: ignore[attr-defined,unused-ignore]
     except ImportError:
-        return None
-    result: dict[str, Any] = verify.check_modified(port, acked, sample, seed)
-    return result
+        return False
+    acked = read_acked(path)
+    if hasattr(verify, "modified_rows"):
+        verify.modified_rows(lab, exp, eng, rnd, port, acked, client="ldload", **extra)
+    else:
+        verify.check_modified(port, acked, 200, rnd)  # raises on a mismatch
+    return True
 
 
 def order(rnd: int) -> tuple[str, str]:
