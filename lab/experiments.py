@@ -283,7 +283,7 @@ def rate_rows(
     many = len(res["kinds"]) > 1
     for kind, kr in sorted(res["kinds"].items()):
         pre = f"{kind}_" if many else ""
-        for metric, value in kr.summary(lab.size.duration).items():
+        for metric, value in kr.summary(res.get("duration", lab.size.duration)).items():
             unit = {"ops_s": "ops/s", "errors": "count"}.get(metric, "ms")
             lab.rec.row(exp, eng, rnd, pre + metric, value, unit, **prov)
         for i, c in enumerate(kr.intervals):
@@ -435,6 +435,7 @@ def _rate(
             else:
                 if any(s.kind == "modify" for s in specs):
                     acked = os.path.join(inst.dir, "ldload-acked.tsv")
+                tm = fastclient.timing(lab.size.name, tm)
                 res = fastclient.run_job(inst.port, inst.pid, n, specs, tm, rnd + 1, acked)
             u, s = inst.cpu()
             rate_rows(
