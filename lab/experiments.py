@@ -433,7 +433,7 @@ def _rate(
                 res = load.run_job(inst.port, inst.pid, n, specs, tm, seed=rnd + 1)
                 res["client_shape"] = ", ".join(f"{j.kind} {j.clients}x{j.depth}" for j in specs)
             else:
-                if any(s.kind == "modify" for s in specs):
+                if any(j.kind == "modify" for j in specs):
                     acked = os.path.join(inst.dir, "ldload-acked.tsv")
                 tm = fastclient.timing(lab.size.name, tm)
                 res = fastclient.run_job(inst.port, inst.pid, n, specs, tm, rnd + 1, acked)
@@ -451,6 +451,9 @@ def _rate(
                 **extra,
             )
             errors += sum(k.errors for k in res["kinds"].values())
+            if res["client_cpu_share"] > fastclient.CLIENT_SHARE_MAX:
+                share = res["client_cpu_share"]
+                lab.say(f"WARNING {exp} on {eng.name}: the {client} client used {share:.0%}")
             if acked:  # after the window: an ldap3 read-back of what ldload wrote
                 fastclient.verify_acked(lab, exp, eng, rnd, inst.port, acked, **extra)
         if errors:
