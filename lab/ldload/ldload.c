@@ -995,5 +995,15 @@ int main(int argc, char **argv)
 	       user + sys, user, sys, wall1 - wall0, cores, (user + sys) / (opt.duration * (double)cores),
 	       (unsigned long long)opt.seed, failed, t0_global);
 	fflush(stdout);
+	for (int i = 0; i < nt; i++) {
+		free(ts[i].hist);
+		free(ts[i].buckets);
+		free(ts[i].acked);
+		free(ts[i].state);
+		free(ts[i].busy);
+	}
+	free(ts);
+	pthread_barrier_destroy(&connected);
+	pthread_barrier_destroy(&started);
 	return failed ? 1 : 0;
 }
