@@ -20,7 +20,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from . import ldapwire, load
+from . import fastclient, ldapwire, load
 from .makeldif import PEOPLE, ROOTDN, ROOTPW, SUFFIX
 from .makeldif import write as write_ldif
 from .results import Recorder
@@ -271,15 +271,19 @@ def read_file_seconds(path: str, nbytes: int) -> float:
 def rate_rows(
     lab: Lab, exp: str, eng: Engine, rnd: int, res: dict, inst: Instance, **extra: Any
 ) -> None:
+    share = res["client_cpu_share"]
     prov = {
         "other_cpu_share": res["other_cpu_share"],
         "slapd_peak_rss_kb": inst.peak_rss_kb(),
+        "client": res.get("client", "lab"),
+        "client_cpu_share": share,
+        "client_bound": share > fastclient.CLIENT_SHARE_MAX,
         **extra,
     }
     many = len(res["kinds"]) > 1
     for kind, kr in sorted(res["kinds"].items()):
         pre = f"{kind}_" if many else ""
-        for metric, value in kr.summary(lab.size.duration).items():
+        for metric, value in kr.summary(res.get("duration", lab.size.duration)).items():
             unit = {"ops_s": "ops/s", "errors": "count"}.get(metric, "ms")
             lab.rec.row(exp, eng, rnd, pre + metric, value, unit, **prov)
         for i, c in enumerate(kr.intervals):
@@ -417,13 +421,41 @@ def table3(lab: Lab, eng: Engine, rnd: int) -> None:
 def _rate(
     lab: Lab, exp: str, eng: Engine, rnd: int, specs: list, nosync: bool = True, **extra: Any
 ) -> None:
+    """One server, both clients in turn (lab/fastclient.py): the Python one and ldload."""
     inst = lab.instance(eng, f"{exp}-{eng.name}-r{rnd}", nosync=nosync)
     with lab.measuring(inst, f"{exp}-{eng.name}-r{rnd}"):
         inst.start()
-        res = load.run_job(inst.port, inst.pid, lab.size.entries, specs, timing(lab), seed=rnd + 1)
-        u, s = inst.cpu()
-        rate_rows(lab, exp, eng, rnd, res, inst, slapd_user_s=u, slapd_sys_s=s, **extra)
-        errors = sum(k.errors for k in res["kinds"].values())
+        errors = 0
+        for client in fastclient.order(rnd):
+            n, tm = lab.size.entries, timing(lab)
+            acked = None
+            if client == "lab":
+                res = load.run_job(inst.port, inst.pid, n, specs, tm, seed=rnd + 1)
+                res["client_shape"] = ", ".join(f"{j.kind} {j.clients}x{j.depth}" for j in specs)
+            else:
+                if any(j.kind == "modify" for j in specs):
+                    acked = os.path.join(inst.dir, "ldload-acked.tsv")
+                tm = fastclient.timing(lab.size.name, tm)
+                res = fastclient.run_job(inst.port, inst.pid, n, specs, tm, rnd + 1, acked)
+            u, s = inst.cpu()
+            rate_rows(
+                lab,
+                exp,
+                eng,
+                rnd,
+                res,
+                inst,
+                slapd_user_s=u,
+                slapd_sys_s=s,
+                client_shape=res["client_shape"],
+                **extra,
+            )
+            errors += sum(k.errors for k in res["kinds"].values())
+            if res["client_cpu_share"] > fastclient.CLIENT_SHARE_MAX:
+                share = res["client_cpu_share"]
+                lab.say(f"WARNING {exp} on {eng.name}: the {client} client used {share:.0%}")
+            if acked:  # after the window: an ldap3 read-back of what ldload wrote
+                fastclient.verify_acked(lab, exp, eng, rnd, inst.port, acked, **extra)
         if errors:
             raise LabError(f"{exp}: {errors} LDAP operations failed")
 

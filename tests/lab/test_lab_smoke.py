@@ -185,6 +185,29 @@ def test_no_ldap_errors_and_rate_jobs_did_work(smoke) -> None:
     assert rates and all(x["value"] > 0 for x in rates)
 
 
+def test_rate_jobs_ran_both_clients_and_name_their_cpu_share(smoke) -> None:
+    """table4-6: every engine and round has rows from the Python client and from ldload
+    (lab/fastclient.py), each row naming its client and that client's CPU share."""
+    _, rows, _ = smoke
+    rate = [x for x in rows if x["experiment"] in ("table4", "table5", "table6")]
+    for x in rate:
+        assert x["client"] in ("lab", "ldload"), x
+        assert 0 <= x["client_cpu_share"] <= 1
+        assert x["client_bound"] == (x["client_cpu_share"] > 0.15)
+    for exp in ("table4", "table5", "table6"):
+        for eng in slapd.ENGINES:
+            for rnd in range(ROUNDS):
+                got = {
+                    (x["client"], x.get("variant"))
+                    for x in rate
+                    if (x["experiment"], x["engine"], x["round"]) == (exp, eng, rnd)
+                    and x["metric"].endswith("ops_s")
+                    and "interval" not in x
+                }
+                variants = ("nosync", "sync") if exp == "table5" else (None,)
+                assert got == {(c, v) for c in ("lab", "ldload") for v in variants}, (exp, eng)
+
+
 def _sum(rows, exp: str, eng: str, metric: str, **where) -> float:
     return sum(
         x["value"]
