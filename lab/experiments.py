@@ -20,7 +20,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from . import ldapwire, load
+from . import ldapwire, load, verify
 from .makeldif import PEOPLE, ROOTDN, ROOTPW, SUFFIX
 from .makeldif import write as write_ldif
 from .results import Recorder
@@ -426,6 +426,8 @@ def _rate(
         errors = sum(k.errors for k in res["kinds"].values())
         if errors:
             raise LabError(f"{exp}: {errors} LDAP operations failed")
+        if "modify" in res["kinds"]:  # after the window: read back what the load wrote
+            verify.modified_rows(lab, exp, eng, rnd, inst.port, res["acked"], **extra)
 
 
 def table4(lab: Lab, eng: Engine, rnd: int) -> None:
@@ -435,7 +437,8 @@ def table4(lab: Lab, eng: Engine, rnd: int) -> None:
 
 def table5(lab: Lab, eng: Engine, rnd: int) -> None:
     """ModRate: replace description of uid=user.[0-N) with 80 random characters; with
-    dbnosync (the engine's cost) and with durable commits (the disk's)."""
+    dbnosync (the engine's cost) and with durable commits (the disk's).  Afterwards a
+    sample of the modified entries is read back (lab/verify.py)."""
     for variant, nosync in (("nosync", True), ("sync", False)):
         _rate(lab, "table5", eng, rnd, [load.JobSpec("modify", 2, 2)], nosync, variant=variant)
 
@@ -524,10 +527,16 @@ def seed002(lab: Lab, eng: Engine, rnd: int) -> None:
                 shutil.rmtree(d, ignore_errors=True)
 
 
+SETTLE_S = 120.0  # syncrepl: longest wait for the consumer to catch up after the load
+
+
 def syncrepl(lab: Lab, eng: Engine, rnd: int) -> None:
     """A provider (syncprov) and a consumer (syncrepl refreshAndPersist), both on eng:
     the consumer's initial refresh of N entries, then the replication lag -- a provider
-    commit to its visibility on the consumer -- under a ModRate on the provider."""
+    commit to its visibility on the consumer -- under a ModRate on the provider.  After the
+    refresh, and after the load once the consumer caught up, the two trees are compared
+    entry by entry, and the ModRate's last acknowledged values are read back on the
+    consumer (lab/verify.py, ldap3, outside the timed parts)."""
     prov_name = f"syncrepl-provider-{eng.name}-r{rnd}"
     prov_inst = _syncprov_instance(lab, eng, prov_name)
     with ExitStack() as held:
@@ -571,6 +580,9 @@ def syncrepl(lab: Lab, eng: Engine, rnd: int) -> None:
             slapd_peak_rss_kb=cons_inst.peak_rss_kb(),
         )
         lab.rec.row("syncrepl", eng, rnd, "refresh_entries_s", count / refresh, "entries/s")
+        verify.replica_rows(
+            lab, "syncrepl", eng, rnd, prov_inst.port, cons_inst.port, phase="refresh"
+        )
 
         # replication lag under load: a ModRate runs on the provider while a probe
         # writes ou=People's description there and polls for it on the consumer
@@ -633,6 +645,13 @@ def syncrepl(lab: Lab, eng: Engine, rnd: int) -> None:
             raise LabError(f"{timeouts} lag probes never reached the consumer")
         pc.close()
         cc.close()
+        # once the consumer caught up (bounded): its tree and the load's values
+        _converge([prov_inst, cons_inst], time.monotonic() + SETTLE_S)
+        verify.replica_rows(lab, "syncrepl", eng, rnd, prov_inst.port, cons_inst.port, phase="lag")
+        if job:
+            verify.modified_rows(
+                lab, "syncrepl", eng, rnd, cons_inst.port, job["acked"], on="consumer"
+            )
 
 
 Experiment = Callable[[Lab, Engine, int], None]
@@ -649,7 +668,7 @@ EXPERIMENTS: dict[str, Experiment] = {
 }
 
 # the failure and refresh experiments live in their own modules, which build on Lab
-from .failures import _syncprov_instance, _syncrepl, crash, mpr  # noqa: E402
+from .failures import _converge, _syncprov_instance, _syncrepl, crash, mpr  # noqa: E402
 from .refresh import refresh_under_load  # noqa: E402
 
 EXPERIMENTS.update({"crash": crash, "mpr": mpr, "refresh-under-load": refresh_under_load})
