@@ -7,6 +7,11 @@ clients start together; the first `warmup` seconds are run but not counted; then
 as SLAMD's statistics intervals are.  Every loop is bounded: no new request after the
 window, and the outstanding ones are drained within a fixed grace period.
 
+A ModRate client j of k writes only the entries x with x % k == j and never has two
+modifies of one entry in flight, so that what the job leaves is decidable: each entry must
+hold the value of its last acknowledged modify.  The job returns that record as `acked`
+(lab/verify.py reads a sample back after the window).
+
 What a job reports per operation kind: operations and errors in the window, ops/s per
 interval and overall, average/p50/p99 latency, and the CPU split of the window (slapd
 from /proc, clients from their own os.times(), the rest of the machine from /proc/stat),
