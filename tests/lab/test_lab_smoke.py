@@ -218,14 +218,14 @@ def test_the_read_back_checks_ran_and_found_every_value(smoke) -> None:
         for rnd in range(ROUNDS):
             got = [x for x in rows if (x["engine"], x["round"]) == (eng, rnd)]
             checked = [x for x in got if x["metric"] == "verify_checked"]
-            where = sorted((x["experiment"], x.get("variant", x.get("on", ""))) for x in checked)
-            assert where == [
+            where = {(x["experiment"], x.get("variant", x.get("on", ""))) for x in checked}
+            assert where >= {
                 ("refresh-under-load", ""),
                 ("syncrepl", "consumer"),
                 ("table5", "nosync"),
                 ("table5", "sync"),
                 ("table6", ""),
-            ], (eng, rnd)
+            }, (eng, rnd)
             assert all(x["value"] == min(500, x["acked_entries"]) > 0 for x in checked)
             assert not [x for x in got if x["metric"] == "verify_mismatches" and x["value"]]
             compared = [x for x in got if x["metric"] == "replica_entries"]
