@@ -20,7 +20,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from . import fastclient, ldapwire, load
+from . import fastclient, ldapwire, load, verify
 from .makeldif import PEOPLE, ROOTDN, ROOTPW, SUFFIX
 from .makeldif import write as write_ldif
 from .results import Recorder
@@ -454,7 +454,13 @@ def _rate(
             if res["client_cpu_share"] > fastclient.CLIENT_SHARE_MAX:
                 share = res["client_cpu_share"]
                 lab.say(f"WARNING {exp} on {eng.name}: the {client} client used {share:.0%}")
-            if acked:  # after the window: an ldap3 read-back of what ldload wrote
+            # after each client's window (before the other client overwrites what it
+            # wrote): an ldap3 read-back of the values its modifies were acknowledged with
+            if client == "lab" and "modify" in res["kinds"]:
+                verify.modified_rows(
+                    lab, exp, eng, rnd, inst.port, res["acked"], client="lab", **extra
+                )
+            if acked:
                 fastclient.verify_acked(lab, exp, eng, rnd, inst.port, acked, **extra)
         if errors:
             raise LabError(f"{exp}: {errors} LDAP operations failed")
@@ -467,7 +473,8 @@ def table4(lab: Lab, eng: Engine, rnd: int) -> None:
 
 def table5(lab: Lab, eng: Engine, rnd: int) -> None:
     """ModRate: replace description of uid=user.[0-N) with 80 random characters; with
-    dbnosync (the engine's cost) and with durable commits (the disk's)."""
+    dbnosync (the engine's cost) and with durable commits (the disk's).  Afterwards a
+    sample of the modified entries is read back (lab/verify.py)."""
     for variant, nosync in (("nosync", True), ("sync", False)):
         _rate(lab, "table5", eng, rnd, [load.JobSpec("modify", 2, 2)], nosync, variant=variant)
 
@@ -556,10 +563,16 @@ def seed002(lab: Lab, eng: Engine, rnd: int) -> None:
                 shutil.rmtree(d, ignore_errors=True)
 
 
+SETTLE_S = 120.0  # syncrepl: longest wait for the consumer to catch up after the load
+
+
 def syncrepl(lab: Lab, eng: Engine, rnd: int) -> None:
     """A provider (syncprov) and a consumer (syncrepl refreshAndPersist), both on eng:
     the consumer's initial refresh of N entries, then the replication lag -- a provider
-    commit to its visibility on the consumer -- under a ModRate on the provider."""
+    commit to its visibility on the consumer -- under a ModRate on the provider.  After the
+    refresh, and after the load once the consumer caught up, the two trees are compared
+    entry by entry, and the ModRate's last acknowledged values are read back on the
+    consumer (lab/verify.py, ldap3, outside the timed parts)."""
     prov_name = f"syncrepl-provider-{eng.name}-r{rnd}"
     prov_inst = _syncprov_instance(lab, eng, prov_name)
     with ExitStack() as held:
@@ -603,6 +616,9 @@ def syncrepl(lab: Lab, eng: Engine, rnd: int) -> None:
             slapd_peak_rss_kb=cons_inst.peak_rss_kb(),
         )
         lab.rec.row("syncrepl", eng, rnd, "refresh_entries_s", count / refresh, "entries/s")
+        verify.replica_rows(
+            lab, "syncrepl", eng, rnd, prov_inst.port, cons_inst.port, phase="refresh"
+        )
 
         # replication lag under load: a ModRate runs on the provider while a probe
         # writes ou=People's description there and polls for it on the consumer
@@ -665,6 +681,13 @@ def syncrepl(lab: Lab, eng: Engine, rnd: int) -> None:
             raise LabError(f"{timeouts} lag probes never reached the consumer")
         pc.close()
         cc.close()
+        # once the consumer caught up (bounded): its tree and the load's values
+        _converge([prov_inst, cons_inst], time.monotonic() + SETTLE_S)
+        verify.replica_rows(lab, "syncrepl", eng, rnd, prov_inst.port, cons_inst.port, phase="lag")
+        if job:
+            verify.modified_rows(
+                lab, "syncrepl", eng, rnd, cons_inst.port, job["acked"], on="consumer"
+            )
 
 
 Experiment = Callable[[Lab, Engine, int], None]
@@ -681,7 +704,7 @@ EXPERIMENTS: dict[str, Experiment] = {
 }
 
 # the failure and refresh experiments live in their own modules, which build on Lab
-from .failures import _syncprov_instance, _syncrepl, crash, mpr  # noqa: E402
+from .failures import _converge, _syncprov_instance, _syncrepl, crash, mpr  # noqa: E402
 from .refresh import refresh_under_load  # noqa: E402
 
 EXPERIMENTS.update({"crash": crash, "mpr": mpr, "refresh-under-load": refresh_under_load})

@@ -197,21 +197,14 @@ def read_acked(path: str) -> dict[str, str]:
 
 def verify_acked(
     lab: Any, exp: str, eng: Any, rnd: int, port: int, path: str, **extra: Any
-) -> bool:
+) -> None:
     """Read back a sample of the entries ldload's modifies acknowledged (in path), with
     lab/verify.py's ldap3 checks, off the timed path: its rows (verify_checked,
-    verify_mismatches, named client=ldload) and a LabError on a wrong value.  False, and
-    nothing checked, while lab/verify.py is not in this tree."""
-    try:
-        from . import verify  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        return False
-    acked = read_acked(path)
-    if hasattr(verify, "modified_rows"):
-        verify.modified_rows(lab, exp, eng, rnd, port, acked, client="ldload", **extra)
-    else:
-        verify.check_modified(port, acked, 200, rnd)  # raises on a mismatch
-    return True
+    verify_mismatches, named client=ldload) and a LabError on a wrong value.
+    """
+    from . import verify
+
+    verify.modified_rows(lab, exp, eng, rnd, port, read_acked(path), client="ldload", **extra)
 
 
 def order(rnd: int) -> tuple[str, str]:

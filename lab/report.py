@@ -66,6 +66,9 @@ HEADLINE = {
 }
 
 
+CHECKS = ("verify_checked", "verify_mismatches", "replica_entries", "replica_differences")
+
+
 def _fmt(v: float) -> str:
     if v == 0:
         return "0"
@@ -134,6 +137,17 @@ def markdown(results: str, reference: str = "stock") -> str:
         f"failed steps: {len(failures)}.",
     ]
     lines += _client_lines(rows)
+    checks = {m: [r for r in rows if r["metric"] == m] for m in CHECKS}
+    if any(checks.values()):
+        tot = {m: sum(r["value"] for r in v) for m, v in checks.items()}
+        lines.append(
+            f"Read-back checks (ldap3, lab/verify.py): {len(checks['verify_checked'])} after "
+            f"ModRate jobs, {tot['verify_checked']:,.0f} entries read back, "
+            f"{tot['verify_mismatches']:,.0f} not holding their last acknowledged value; "
+            f"{len(checks['replica_entries'])} provider/consumer comparisons, "
+            f"{tot['replica_entries']:,.0f} entries compared, "
+            f"{tot['replica_differences']:,.0f} differing."
+        )
     for f in failures:
         lines.append(f"- FAILED: {f.get('message', '')}")
     return "\n".join(lines) + "\n"
