@@ -181,11 +181,21 @@ class Lab:
                 break
         return out
 
-    def instance(self, eng: Engine, tag: str, loaded: bool = True, **opts: Any) -> Instance:
+    def instance(
+        self, eng: Engine, tag: str, loaded: bool = True, own_load: bool = False, **opts: Any
+    ) -> Instance:
+        """A new slapd instance on eng, its database empty (loaded=False), a copy of eng's
+        template, or (own_load) loaded by its own slapadd -q.  Experiments whose figures
+        are modifies use own_load: the page cache of a copy holds what cp put there
+        (large folios, Linux 6.x), a loaded server's holds what the engine put there, and
+        the cost of every later single-page write depends on it (docs/performance.md,
+        "Page cache folios")."""
         d = self.new_dir(tag)
         inst = Instance(d, eng, maxsize=self.maxsize, **opts)
         self._step_instances.append(inst)
-        if loaded:
+        if loaded and own_load:
+            inst.slapadd(self.ldif(), timeout=self.size.step_timeout)
+        elif loaded:
             src = self.template(eng)
             for fn in ("data.mdb",):
                 subprocess.run(
@@ -422,7 +432,8 @@ def _rate(
     lab: Lab, exp: str, eng: Engine, rnd: int, specs: list, nosync: bool = True, **extra: Any
 ) -> None:
     """One server, both clients in turn (lab/fastclient.py): the Python one and ldload."""
-    inst = lab.instance(eng, f"{exp}-{eng.name}-r{rnd}", nosync=nosync)
+    writes = any(j.kind == "modify" for j in specs)
+    inst = lab.instance(eng, f"{exp}-{eng.name}-r{rnd}", own_load=writes, nosync=nosync)
     with lab.measuring(inst, f"{exp}-{eng.name}-r{rnd}"):
         inst.start()
         errors = 0
@@ -574,7 +585,7 @@ def syncrepl(lab: Lab, eng: Engine, rnd: int) -> None:
     entry by entry, and the ModRate's last acknowledged values are read back on the
     consumer (lab/verify.py, ldap3, outside the timed parts)."""
     prov_name = f"syncrepl-provider-{eng.name}-r{rnd}"
-    prov_inst = _syncprov_instance(lab, eng, prov_name)
+    prov_inst = _syncprov_instance(lab, eng, prov_name, own_load=True)
     with ExitStack() as held:
         held.enter_context(lab.measuring(prov_inst, prov_name))
         prov_inst.start()

@@ -417,11 +417,13 @@ def _read_attr(port: int, dn: str, attr: str) -> list[bytes]:
         c.close()
 
 
-def _syncprov_instance(lab: Lab, eng: Engine, name: str) -> Instance:
-    """A loaded instance that serves as a replication provider (the syncprov overlay)."""
+def _syncprov_instance(lab: Lab, eng: Engine, name: str, own_load: bool = False) -> Instance:
+    """A loaded instance that serves as a replication provider (the syncprov overlay);
+    own_load: loaded by its own slapadd, not copied (Lab.instance)."""
     return lab.instance(
         eng,
         name,
+        own_load=own_load,
         extra_global="moduleload syncprov\n",
         extra_db="overlay syncprov\nsyncprov-checkpoint 1000 1\n",
     )
