@@ -14,7 +14,9 @@
  *
  * A DUPSORT database gets the same treatment for FIRST_DUP, LAST_DUP and count after a
  * SET, a put with MDB_NODUPDATA or MDB_APPENDDUP, and a cursor that moved to another key
- * in between (its duplicate position then belongs to the key it left).
+ * in between (its duplicate position then belongs to the key it left).  Last, the end
+ * mark MDB_LAST leaves, which a cursor put keeps for a new key only (told from the
+ * cursor's own page, without a lookup).
  *
  * Compiled against lmdb.h and linked with the library under test: LMDB_IMPL=system runs
  * the same program on Debian's LMDB, which must pass it too.  Deterministic (xorshift).
@@ -328,6 +330,42 @@ static void t_dups_near_the_cursor(void)
     mdbtest_unlink_env(dir);
 }
 
+/* After MDB_LAST the cursor carries LMDB's end mark, which a cursor put keeps only for a
+ * new key.  A put of a new value under the last key finds that key: the mark goes, and
+ * NEXT steps from the new value to the one after it. */
+static void t_end_mark_after_a_put_under_the_last_key(void)
+{
+    MDB_env *env = mdbtest_open_dir(dir, (size_t)64 << 20, 4, 0);
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_cursor *c;
+    MDB_val k, v;
+    CHECK(mdb_txn_begin(env, NULL, 0, &txn));
+    CHECK(mdb_dbi_open(txn, "dups", MDB_CREATE | MDB_DUPSORT, &dbi));
+    for (unsigned i = 0; i < 3; i++)
+        for (unsigned j = 0; j < 3; j++) {
+            k = key_of(i), v = dval_of(2 * j);
+            CHECK(mdb_put(txn, dbi, &k, &v, 0));
+        }
+    CHECK(mdb_cursor_open(txn, dbi, &c));
+    EXPECT_OK(mdb_cursor_get(c, &k, &v, MDB_LAST));
+    EXPECT(num_of(&k) == 2 && digits(&v, 6) == 4);
+    k = key_of(2), v = dval_of(3);
+    EXPECT_OK(mdb_cursor_put(c, &k, &v, 0));
+    int rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+    EXPECT_MSG(rc == 0 && num_of(&k) == 2 && digits(&v, 6) == 4,
+               "NEXT after the put: rc %d, value %u (want v00004)", rc, rc ? 0 : digits(&v, 6));
+    /* a new key after the last one keeps the mark: NEXT answers the end */
+    EXPECT_OK(mdb_cursor_get(c, &k, &v, MDB_LAST));
+    k = key_of(7), v = dval_of(1);
+    EXPECT_OK(mdb_cursor_put(c, &k, &v, 0));
+    EXPECT_RC(mdb_cursor_get(c, &k, &v, MDB_NEXT), MDB_NOTFOUND);
+    mdb_cursor_close(c);
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+    mdbtest_unlink_env(dir);
+}
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -336,6 +374,7 @@ int main(void)
         FAIL("mkdtemp %s", dir);
     TEST_RUN(t_plain_puts_near_the_cursor);
     TEST_RUN(t_dups_near_the_cursor);
+    TEST_RUN(t_end_mark_after_a_put_under_the_last_key);
     rmdir(dir);
     TEST_DONE();
 }
