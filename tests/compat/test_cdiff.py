@@ -132,11 +132,10 @@ def test_ours_matches_upstream_0936():
 
 
 def test_neighbours_of_a_deleted_duplicate_match_upstream_0936():
-    """Cursors standing before and after a duplicate, on the next key and on the previous
+    """Cursors standing before, on and after a duplicate, on the next key and on the previous
     key's last value, while another cursor deletes that duplicate (sub-pages and sub-trees,
-    DUPSORT and DUPFIXED): each cursor's next moves, and the deleting cursor's own, are
-    0.9.36's (lmdbdiff --neighbours).  The cursor that stood on the deleted value itself is
-    an open divergence (docs/compat.md), left out here."""
+    DUPSORT and DUPFIXED): each one's next moves, and the deleting cursor's, are 0.9.36's
+    (lmdbdiff --neighbours)."""
     need_ours()
     r = ours_against_0936("--neighbours", "--seeds", "40")
     assert r.returncode == 0, r.stdout[-5000:]

@@ -5,7 +5,7 @@ written checked by real LMDB's `mdb_stat -efa` and by our structural checker (md
 
     rundiff.py [--test ours|system|src:DIR] [--ref system|src:DIR] [--seeds N] [--first S]
                [--txns N] [--no-dupsort] [--no-nested] [--no-custdup] [--no-0924] [--layout]
-               [--walk] [--neighbours] [--nb-on]
+               [--walk] [--neighbours]
                [--keep DIR]
 
 Implementations:
@@ -175,11 +175,6 @@ def main():
         help="cursors around duplicates another cursor deletes (lmdbdiff --neighbours)",
     )
     ap.add_argument(
-        "--nb-on",
-        action="store_true",
-        help="with --neighbours, also move the cursor that stood on the deleted duplicate",
-    )
-    ap.add_argument(
         "--envflags",
         default=None,
         help="environment flags for mdb_env_open (hex; MDB_RDONLY adds a read-only phase)",
@@ -225,8 +220,6 @@ def main():
         wargs.append("--walk")
     if a.neighbours:
         wargs.append("--neighbours")
-    if a.nb_on:
-        wargs.append("--nb-on")
     if a.envflags is not None:
         wargs += ["--envflags", a.envflags]
     if a.lifetime_soft:

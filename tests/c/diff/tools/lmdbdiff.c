@@ -7,8 +7,7 @@
  * the two transcripts must be identical (tests/c/diff/rundiff.py compares them).
  *
  *   lmdbdiff [--seed N] [--txns N] [--no-dupsort] [--no-nested] [--layout] [--lmdb0924]
- *            [--no-custdup] [--walk] [--neighbours] [--nb-on] [--envflags HEX] [--lifetime-soft]
- *            DIR
+ *            [--no-custdup] [--walk] [--neighbours] [--envflags HEX] [--lifetime-soft] DIR
  *
  *   --seed N       PRNG seed (default 1)
  *   --txns N       number of top-level write transactions (default 60)
@@ -37,8 +36,7 @@
  *   --walk         one database (plain, DUPSORT or DUPFIXED) filled at random, then one
  *                  cursor session of 300 calls on it in a write txn
  *   --neighbours   one DUPSORT or DUPFIXED database: several cursors around a duplicate
- *                  that another cursor deletes, and their next moves (neighbours below);
- *                  --nb-on also moves the cursor that stood on the deleted duplicate
+ *                  that another cursor deletes, and their next moves (neighbours below)
  *   --envflags HEX flags for mdb_env_open (default MDB_NOTLS); MDB_RDONLY adds a phase
  *                  that opens the written environment again read-only
  *   --lifetime-soft  values changed before their txn's next write or end are only
@@ -1341,10 +1339,7 @@ static void read_only_phase(const char *dir, unsigned eflags)
  * the value after it, on the next key and on the previous key's last value; mdb_cursor_del
  * of the victim through another cursor; then one or two moves from each cursor, printed.
  * Only keys keeping at least one value are touched (LMDB 0.9.36 mishandles the sub-cursor
- * of a cursor whose whole key is deleted: docs/compat.md).  The cursor that stood on the
- * victim itself stays open but is moved only with --nb-on: there ours and 0.9.36 differ
- * (an open divergence, docs/compat.md "Known bugs of ours"). */
-static int opt_nb_on;
+ * of a cursor whose whole key is deleted: docs/compat.md). */
 #define NB_KEYS 6
 #define NB_VALS 900
 static unsigned char nb_have[NB_KEYS][NB_VALS];
@@ -1465,8 +1460,6 @@ static void neighbours(const struct db *d, unsigned rounds)
         nb_count[i]--;
         for (unsigned c = 0; c < 6; c++) {
             unsigned nm = 1 + rnd(2);
-            if (c == 2 && !opt_nb_on)
-                nm = 0;
             for (unsigned m = 0; m < nm; m++) {
                 unsigned op = rnd(sizeof moves / sizeof moves[0]);
                 rc = mdb_cursor_get(cs[c], &k, &v, moves[op]);
@@ -1494,8 +1487,8 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: lmdbdiff [--seed N] [--txns N] [--no-dupsort] [--no-nested] [--layout] "
-            "[--lmdb0924] [--no-custdup] [--walk] [--neighbours] [--nb-on] "
-            "[--envflags HEX] [--lifetime-soft] DIR\n");
+            "[--lmdb0924] [--no-custdup] [--walk] [--neighbours] [--envflags HEX] "
+            "[--lifetime-soft] DIR\n");
     return 2;
 }
 
@@ -1523,8 +1516,6 @@ int main(int argc, char **argv)
             opt_walk = 1;
         else if (!strcmp(argv[i], "--neighbours"))
             opt_neighbours = 1;
-        else if (!strcmp(argv[i], "--nb-on"))
-            opt_nb_on = 1;
         else if (!strcmp(argv[i], "--lifetime-soft"))
             opt_lt_soft = 1;
         else if (!strcmp(argv[i], "--envflags") && i + 1 < argc)
