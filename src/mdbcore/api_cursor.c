@@ -128,14 +128,13 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
     unsigned del_mark = c->flags & C_DEL;
     /* LMDB keeps the end mark through a cursor put of a new key (its lookup of a missing
      * key leaves the mark; finding the key clears it): NEXT from the last item of a page
-     * still answers MDB_NOTFOUND after it (0.9.24 and 0.9.36).  Rare, so the lookup that
-     * tells a new key from an existing one is made only then. */
+     * still answers MDB_NOTFOUND after it (0.9.24 and 0.9.36).  cursor_put_keeps_eof says
+     * yes only for a key after every key of the tree, or before the first key of a tree of
+     * one page: a new key, so no lookup is needed to tell (back-mdb appends to id2entry
+     * right after MDB_LAST, which sets the mark, once per entry). */
     unsigned eof_mark = c->flags & C_EOF;
-    if (eof_mark) {
-        MDB_val old;
-        if (mdb_get(txn, c->dbi, key, &old) == 0 || !cursor_put_keeps_eof(c, key))
-            eof_mark = 0;
-    }
+    if (eof_mark && !cursor_put_keeps_eof(c, key))
+        eof_mark = 0;
     if (!(flags & MDB_MULTIPLE) && (rc = spill_before_write(c, key, data)) != 0)
         return api_poison(txn, rc);
     if (!c->xcursor) {

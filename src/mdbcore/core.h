@@ -281,6 +281,9 @@ void cursor_init(MDB_cursor *mc, MDB_txn *txn, MDB_dbi dbi);
 int tree_descend(MDB_cursor *mc, const MDB_val *key, int mode);
 /* On the leaf at the top: ki = first slot >= key; *exact set if equal. */
 int leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact);
+/* leaf_search among slots [lo, hi) of the top leaf, the caller knowing that the key sorts
+ * after slot lo - 1 and before slot hi. */
+int leaf_search_in(MDB_cursor *mc, const MDB_val *key, unsigned lo, unsigned hi, int *exact);
 /* Position at the first item >= key (ki may be NKEYS on the last leaf: end). */
 int cursor_seek(MDB_cursor *mc, const MDB_val *key, int *exact);
 /* cursor_seek that first looks at the item under the cursor, whose page stack must be

@@ -51,25 +51,92 @@ int cursor_seek(MDB_cursor *mc, const MDB_val *key, int *exact)
     return leaf_search(mc, key, exact);
 }
 
+/* Whether a descent for `key` would take the cursor's own path down to its leaf: at every
+ * branch level the key sorts at or after the separator of the child taken and before the
+ * next one's (branch_pick's choice). */
+static int path_leads_here(const MDB_cursor *mc, const MDB_val *key, MDB_cmp_func *cmp)
+{
+    size_t psize = mc->txn->env->psize;
+    if (mc->snum != mc->db->depth || mc->pg[0]->pgno != mc->db->root)
+        return 0;
+    for (unsigned l = 0; l < mc->top; l++) {
+        page *p = mc->pg[l];
+        unsigned i = mc->ki[l], nk = PG_NKEYS(p);
+        MDB_val sep;
+        if (i > 0) {
+            if (node_check_in(p, i, psize))
+                return 0;
+            node_key(PG_NODE(p, i), &sep);
+            if (cmp_keys(cmp, key, &sep) < 0)
+                return 0;
+        }
+        if (i + 1 < nk) {
+            if (node_check_in(p, i + 1, psize))
+                return 0;
+            node_key(PG_NODE(p, i + 1), &sep);
+            if (cmp_keys(cmp, key, &sep) >= 0)
+                return 0;
+        }
+    }
+    return 1;
+}
+
 /* A put through a cursor that a get has just left on the same key (slapd's index updates
  * do that for every value), or a write txn's get of the key its cursor is on, needs no
- * search: compare with the item under the cursor only.
- * The first and last keys of its leaf would settle more keys, but those lines are cold on
- * a random lookup, and reading them cost seekrandom 11% (two misses per seek).  An
+ * descent; nor does a key that lies within the cursor's leaf: after the item under the
+ * cursor and up to the leaf's last key, or before it and from the leaf's first key (a get
+ * that missed left the cursor where the put goes; LMDB's lookup checks the first and last
+ * keys of its leaf too).  A key beyond the leaf's first or last key goes there only if
+ * the separators on the cursor's path say so (path_leads_here), else a descent finds it.
+ * For write cursors: their leaf was just used; on a random read lookup these lines are
+ * cold and the checks cost more than they save (seekrandom lost 11% to them).  An
  * internal C_UNTRACK cursor kept across other writes may hold a dead stack: it searches. */
 int cursor_seek_here(MDB_cursor *mc, const MDB_val *key, int *exact)
 {
-    if ((mc->flags & (C_INITIALIZED | C_SUB | C_EOF | C_DEL | C_UNTRACK)) == C_INITIALIZED &&
-        mc->snum) {
-        page *leaf = mc->pg[mc->top];
-        MDB_val here;
-        if (IS_LEAF(leaf) && !(leaf->flags & P_LEAF2) && mc->ki[mc->top] < PG_NKEYS(leaf) &&
-            leaf_key(mc, leaf, mc->ki[mc->top], &here) == 0 && cursor_cmp(mc)(key, &here) == 0) {
+    if ((mc->flags & (C_INITIALIZED | C_SUB | C_EOF | C_DEL | C_UNTRACK)) != C_INITIALIZED ||
+        !mc->snum)
+        return cursor_seek(mc, key, exact);
+    page *leaf = mc->pg[mc->top];
+    unsigned nk = PG_NKEYS(leaf), ki = mc->ki[mc->top];
+    if (!IS_LEAF(leaf) || (leaf->flags & P_LEAF2) || nk == 0 || ki > nk)
+        return cursor_seek(mc, key, exact);
+    MDB_cmp_func *cmp = cursor_cmp(mc);
+    MDB_val k;
+    unsigned at = ki < nk ? ki : nk - 1; /* (past the end after a miss: from the last) */
+    if (leaf_key(mc, leaf, at, &k))
+        return cursor_seek(mc, key, exact);
+    int c = cmp_keys(cmp, key, &k);
+    if (c == 0) {
+        mc->ki[mc->top] = (indx_t)at;
+        *exact = 1;
+        return 0;
+    }
+    /* the key sorts in [lo, hi) of this leaf, or past one of its ends (edge) */
+    unsigned lo, hi, edge;
+    unsigned end = c < 0 ? 0 : nk - 1;
+    if (c < 0 ? at == 0 : at + 1 >= nk) {
+        edge = c < 0 ? 0 : nk;
+    } else {
+        if (leaf_key(mc, leaf, end, &k))
+            return cursor_seek(mc, key, exact);
+        int ce = cmp_keys(cmp, key, &k);
+        if (ce == 0) {
+            mc->ki[mc->top] = (indx_t)end;
             *exact = 1;
             return 0;
         }
+        if (c < 0 ? ce > 0 : ce < 0) {
+            lo = c < 0 ? 1 : at + 1;
+            hi = c < 0 ? at : nk - 1;
+            return leaf_search_in(mc, key, lo, hi, exact);
+        }
+        edge = c < 0 ? 0 : nk;
     }
-    return cursor_seek(mc, key, exact);
+    if (!path_leads_here(mc, key, cmp))
+        return cursor_seek(mc, key, exact);
+    mc->ki[mc->top] = (indx_t)edge;
+    *exact = 0;
+    return 0;
 }
 
 int cursor_sibling(MDB_cursor *mc, int right)
@@ -246,6 +313,40 @@ int cursor_enter(MDB_cursor *mc, int at_last)
     }
     rc = at_last ? go_last(&x->mc, NULL, NULL) : go_first(&x->mc, NULL, NULL);
     return rc == MDB_NOTFOUND ? CORRUPT_AT(mc->pg[mc->top]->pgno) : rc;
+}
+
+/* FIRST_DUP / LAST_DUP when the duplicate cursor already reads the values of node n (the
+ * item under the cursor) from a single page: a sub-page, or a sub-tree of one leaf.  The
+ * end is then an index on that page, so the values are not loaded and descended again.
+ * What cursor_enter would leave: initialised, on the first or the last value, the end
+ * mark after the last (as LMDB's mdb_cursor_last, which does not search a one-page tree
+ * either).  That the sub-cursor reads n's values is checked, not assumed: an internal
+ * seek (cursor_seek) moves the main cursor without resetting it. */
+static __attribute__((noinline)) int dups_end_here(MDB_cursor *mc, node_header *n, int last)
+{
+    struct xcursor *xc = mc->xcursor;
+    MDB_cursor *x = &xc->mc;
+    if ((x->flags & C_INITIALIZED) == 0 || x->snum != 1)
+        return 0;
+    page *p = x->pg[0];
+    if (n->flags & F_SUBDATA) {
+        db_record rec;
+        if (x->inline_root || node_dsize(n) != sizeof(rec))
+            return 0;
+        memcpy(&rec, node_data(n), sizeof(rec));
+        if (memcmp(&rec, &xc->db, sizeof(rec)) != 0 || rec.depth != 1 || p->pgno != rec.root)
+            return 0;
+    } else if (p != x->inline_root || p != (page *)node_data(n) ||
+               x->inline_size != node_dsize(n)) {
+        return 0;
+    }
+    unsigned nk = PG_NKEYS(p);
+    if (nk == 0 || !IS_LEAF(p))
+        return 0;
+    x->ki[0] = (indx_t)(last ? nk - 1 : 0);
+    x->top = 0;
+    x->flags = C_SUB | C_INITIALIZED | (last ? C_EOF : 0);
+    return 1;
 }
 
 /* 1 when the cursor stands, after a missed exact lookup, on a key with duplicates: the
@@ -677,7 +778,8 @@ int cursor_get(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
         /* A duplicate's delete mark survives FIRST_DUP and LAST_DUP: the NEXT after them
          * returns the value they returned again (LMDB 0.9.36) */
         unsigned xdel = mc->xcursor->mc.flags & C_DEL;
-        if ((rc = cursor_enter(mc, op == MDB_LAST_DUP)) != 0)
+        int last = op == MDB_LAST_DUP;
+        if (!dups_end_here(mc, n, last) && (rc = cursor_enter(mc, last)) != 0)
             return rc;
         mc->xcursor->mc.flags |= xdel;
         return fetch(mc, NULL, data); /* LMDB leaves the key alone here */

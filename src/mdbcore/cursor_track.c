@@ -6,7 +6,10 @@
  * it stands on (or that it was past the end); after the change it searches for that key
  * again.  If the key is gone the cursor lands on the successor with C_DEL, exactly where a
  * cursor whose own item was deleted lands, so NEXT returns the successor and PREV the
- * predecessor.  Splits, merges, root changes and copy-on-write moves are thereby all
+ * predecessor.  On a DUPSORT database the duplicate under the cursor is saved too: if it
+ * is gone the cursor lands on the next one (C_DEL), or, when none follows, stays on the
+ * key with its duplicate cursor past the end, as the cursor that deleted it does.
+ * Splits, merges, root changes and copy-on-write moves are thereby all
  * covered by one rule, at the price of one descent per tracked cursor per change.
  * One exception (track_after_put): a put that allocated, freed and spilled nothing wrote
  * only into the leaf its cursor stands on (and that key's duplicates), so a cursor
@@ -85,14 +88,14 @@ static int restore_dup(MDB_cursor *c)
         x->flags |= C_DEL;
         return 0;
     }
-    /* the saved value and all after it are gone: on to the next key */
-    MDB_val kk, vv;
-    rc = cursor_get(c, &kk, &vv, MDB_NEXT_NODUP);
-    if (rc == 0)
-        c->flags |= C_DEL;
-    else if (rc == MDB_NOTFOUND)
-        c->flags |= C_EOF, rc = 0;
-    return rc;
+    /* The saved value and all after it are gone, the key stays: the cursor stays on it
+     * with the duplicate cursor past its end, where the cursor that made the delete
+     * stands too (dup_del_inner) and where LMDB 0.9.36 leaves both: NEXT goes on to the
+     * next key, PREV to the new last value, PREV_NODUP to the key before, GET_CURRENT
+     * answers MDB_NOTFOUND. */
+    x->ki[x->top] = (indx_t)PG_NKEYS(x->pg[x->top]);
+    x->flags |= C_EOF | C_DEL;
+    return 0;
 }
 
 int track_restore_one(MDB_cursor *c)

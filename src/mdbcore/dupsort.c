@@ -452,6 +452,65 @@ static int dup_put_inner(MDB_cursor *mc, const MDB_val *key_in, MDB_val *data_in
     return 0;
 }
 
+/* Whether the sub-cursor, just reloaded from the key's node by xcursor_load, still stands
+ * where it stood before (top `xtop`, index `xki`) on the very bytes `data_in` points at.
+ * mdb_cursor_del reads the value under the cursor and hands it back here: its position
+ * is then known, and searching the duplicates for it again would only find it again. */
+static int still_on_value(MDB_cursor *mc, unsigned xtop, unsigned xki, const MDB_val *data_in)
+{
+    MDB_cursor *xc = &mc->xcursor->mc;
+    if (xc->inline_root) {
+        if (xtop != 0 || xc->pg[0] != xc->inline_root)
+            return 0;
+    } else if (xtop + 1 != mc->xcursor->db.depth || xc->pg[0]->pgno != mc->xcursor->db.root ||
+               !IS_LEAF(xc->pg[xtop])) {
+        return 0;
+    }
+    MDB_val here;
+    if (xki >= PG_NKEYS(xc->pg[xtop]) || leaf_key(xc, xc->pg[xtop], xki, &here) != 0 ||
+        here.mv_data != data_in->mv_data || here.mv_size != data_in->mv_size)
+        return 0;
+    xc->snum = (uint16_t)(xtop + 1);
+    xc->top = (uint16_t)xtop;
+    xc->ki[xtop] = (indx_t)xki;
+    xc->flags |= C_INITIALIZED;
+    return 1;
+}
+
+/*
+ * Remove the value at index `at` of the key's sub-page (it keeps at least one).  As in
+ * subpage_insert, the sub-page is edited in a scratch copy, here shrunk by all its free
+ * room so that the node gets smaller, and the key's node is rewritten once.  The nodes of
+ * a sub-page sit at its end and its packed values at its front: the free gap lies between
+ * the slots and the nodes, or (packed) after the values.
+ */
+static int subpage_remove(MDB_cursor *mc, const MDB_val *key, size_t at)
+{
+    struct xcursor *x = mc->xcursor;
+    page *old = x->mc.inline_root;
+    size_t ds = x->mc.inline_size;
+    _Alignas(8) uint8_t stack_buf[SUBPAGE_STACK_BUF];
+    uint8_t *buf = ds <= sizeof(stack_buf) ? stack_buf : malloc(ds);
+    if (!buf)
+        return ENOMEM;
+    memcpy(buf, old, ds);
+    page *sp = (page *)buf;
+    page_del_node(sp, (unsigned)at, (unsigned)ds);
+    unsigned lo = sp->u.bounds.lower, up = sp->u.bounds.upper;
+    size_t gap = up - lo;
+    if (!(sp->flags & P_LEAF2)) {
+        memmove((uint8_t *)sp + lo, (uint8_t *)sp + up, ds - up);
+        for (unsigned j = 0; j < PG_NKEYS(sp); j++)
+            sp->slots[j] = (indx_t)(sp->slots[j] - gap);
+    }
+    sp->u.bounds.upper = (indx_t)lo;
+    MDB_val d = {ds - gap, sp};
+    int rc = tree_put(mc, key, &d, PUT_DUPDATA | MDB_CURRENT);
+    if (buf != stack_buf)
+        free(buf);
+    return rc;
+}
+
 static int dup_del_inner(MDB_cursor *mc, const MDB_val *data_in, int from_cursor)
 {
     struct xcursor *x = mc->xcursor;
@@ -483,6 +542,11 @@ static int dup_del_inner(MDB_cursor *mc, const MDB_val *data_in, int from_cursor
         }
         return tree_del_current(mc, 0);
     }
+    /* where a caller's cursor stands in the duplicates, before xcursor_load forgets it */
+    int placed = from_cursor && dp &&
+                 (x->mc.flags & (C_INITIALIZED | C_EOF | C_DEL)) == C_INITIALIZED &&
+                 x->mc.snum > 0;
+    unsigned xtop = x->mc.top, xki = placed ? x->mc.ki[xtop] : 0;
     if ((rc = xcursor_load(mc, n)) != 0)
         return rc;
     size_t count = (size_t)x->db.entries;
@@ -499,10 +563,14 @@ static int dup_del_inner(MDB_cursor *mc, const MDB_val *data_in, int from_cursor
         return 0;
     }
 
-    if ((rc = cursor_seek(&x->mc, dp, &exact)) != 0)
-        return rc == MDB_NOTFOUND ? MDB_NOTFOUND : rc;
-    if (!exact)
-        return MDB_NOTFOUND;
+    if (placed && still_on_value(mc, xtop, xki, data_in)) {
+        exact = 1;
+    } else {
+        if ((rc = cursor_seek(&x->mc, dp, &exact)) != 0)
+            return rc == MDB_NOTFOUND ? MDB_NOTFOUND : rc;
+        if (!exact)
+            return MDB_NOTFOUND;
+    }
     if (count <= 1) {
         if (n->flags & F_SUBDATA) {
             db_record rec = x->db;
@@ -513,54 +581,46 @@ static int dup_del_inner(MDB_cursor *mc, const MDB_val *data_in, int from_cursor
         return tree_del_current(mc, 1);
     }
     if (!(n->flags & F_SUBDATA)) {
-        page *sp = x->mc.inline_root;
         size_t at = x->mc.ki[0];
-        valset vs;
-        if ((rc = valset_from_subpage(&x->mc, sp, (size_t)-1, &vs)) != 0) {
-            valset_free(&vs);
+        if ((rc = subpage_remove(mc, &key, at)) != 0)
             return rc;
-        }
-        memmove(&vs.v[at], &vs.v[at + 1], (vs.n - at - 1) * sizeof(MDB_val));
-        vs.n--;
-        int fixed = (sp->flags & P_LEAF2) != 0;
-        rc = store_values(mc, &key, &vs, fixed, sp->leaf2_ksize);
-        valset_free(&vs);
-        if (rc)
+        mc->db->entries--;
+        if (!from_cursor)
+            return 0;
+        /* tree_put left the main cursor on the key (its node only shrank): the duplicate
+         * cursor goes onto the value that slid into the deleted one's index, or past the
+         * end when that was the last, as the sub-tree case below leaves it */
+        MDB_cursor *xc = &x->mc;
+        if ((rc = cursor_node(mc, &n)) != 0 || (rc = xcursor_load(mc, n)) != 0)
             return rc;
-    } else {
-        if ((rc = cursor_touch(mc)) != 0)
-            return rc;
-        db_record before = x->db;
-        if ((rc = tree_del_current(&x->mc, 1)) != 0)
-            return rc;
-        count_pages(mc->db, &before, -1);
-        count_pages(mc->db, &x->db, 1);
-        store_record(mc);
+        if ((n->flags & (F_DUPDATA | F_SUBDATA)) != F_DUPDATA)
+            return CORRUPT_AT(mc->pg[mc->top]->pgno);
+        xc->pg[0] = xc->inline_root;
+        xc->snum = 1;
+        xc->top = 0;
+        xc->flags |= C_INITIALIZED | C_DEL;
+        unsigned nk = PG_NKEYS(xc->inline_root);
+        xc->ki[0] = (indx_t)(at < nk ? at : nk);
+        if (at >= nk)
+            xc->flags |= C_EOF;
+        return 0;
     }
+    /* A sub-tree: the main path is made writable first, so that the record can be written
+     * back in place.  tree_del_current leaves the duplicate cursor on the value after the
+     * deleted one (C_DEL), or past the last one (C_EOF too) with no next leaf: LMDB 0.9.36's
+     * place for it, where NEXT goes on to the next key, PREV to the new last value,
+     * PREV_NODUP to the previous key and GET_CURRENT answers NOTFOUND.  The main cursor
+     * stays on the key with its own delete and end marks (LMDB touches only the duplicate
+     * cursor's). */
+    if ((rc = cursor_touch(mc)) != 0)
+        return rc;
+    db_record before = x->db;
+    if ((rc = tree_del_current(&x->mc, 1)) != 0)
+        return rc;
+    count_pages(mc->db, &before, -1);
+    count_pages(mc->db, &x->db, 1);
+    store_record(mc);
     mc->db->entries--;
-    if (!from_cursor)
-        return 0;
-    /* stand on the value after the deleted one (or the next key), marked C_DEL.  The key
-     * stays, so the main cursor keeps its own delete and end marks (LMDB touches only the
-     * duplicate cursor's) */
-    unsigned marks = mc->flags & (C_DEL | C_EOF);
-    if ((rc = cursor_seek(mc, &key, &exact)) != 0 || !exact)
-        return rc ? rc : CORRUPT_AT(mc->pg[mc->top]->pgno);
-    mc->flags |= marks;
-    if ((rc = cursor_node(mc, &n)) != 0 || (rc = xcursor_load(mc, n)) != 0)
-        return rc;
-    if ((rc = cursor_seek(&x->mc, dp, &exact)) != 0)
-        return rc;
-    if (x->mc.ki[x->mc.top] >= PG_NKEYS(x->mc.pg[x->mc.top]) &&
-        cursor_sibling(&x->mc, 1) == MDB_NOTFOUND) {
-        /* That was the key's last value: stay on the key with the duplicate cursor past
-         * its end, as LMDB 0.9.36 does.  NEXT then goes on to the next key, PREV to the new
-         * last value, PREV_NODUP to the previous key, GET_CURRENT answers NOTFOUND. */
-        x->mc.ki[x->mc.top] = (indx_t)PG_NKEYS(x->mc.pg[x->mc.top]);
-        x->mc.flags |= C_EOF | C_DEL;
-        return 0;
-    }
-    x->mc.flags |= C_DEL;
     return 0;
 }
 

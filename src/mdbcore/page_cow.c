@@ -39,7 +39,11 @@ int page_make_writable(MDB_txn *txn, page *p, page **out)
     int rc;
     if (p->flags & P_DIRTY) {
         /* dirty in an ancestor: shadow it under the same number, the ancestor keeps its
-         * version in case we abort */
+         * version in case we abort.  From now on this txn reads the page from the copy:
+         * a cursor holding the ancestor's version (another cursor's change made the
+         * copy) must be put back on its item (cursor_track.c), not kept as standing on
+         * another leaf, or a write through it would go to a stale image of the page. */
+        txn_pages_changed(txn);
         size_t n = (p->flags & P_OVERFLOW) ? p->u.overflow_pages : 1;
         if (!(np = page_buffer_get(env, (unsigned)n)))
             return ENOMEM;

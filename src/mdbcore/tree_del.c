@@ -92,6 +92,20 @@ static void count_page_gone(db_record *db, const page *p)
         db->branch_pages--;
 }
 
+/* Whether the page at level lvl of the cursor's path is in shape after a node left it, so
+ * that rebalance(mc, lvl) would leave the whole tree as it is: a root leaf that still holds
+ * an item, or any other page over the fill threshold with enough keys. */
+static int page_settled(const MDB_cursor *mc, int lvl)
+{
+    const page *p = mc->pg[lvl];
+    unsigned nk = PG_NKEYS(p);
+    if (lvl == 0)
+        return IS_LEAF(p) ? nk > 0 : nk > 1;
+    size_t cap = mc->txn->env->psize - PAGEHDRSZ;
+    return page_used(p, mc->txn->env->psize) * 1000 >= cap * FILL_THRESHOLD_PERMILLE &&
+           nk >= (IS_LEAF(p) ? 1u : 2u);
+}
+
 /* Rebalance the page at level lvl of the cursor's path (all path pages are dirty). */
 static int rebalance(MDB_cursor *mc, int lvl)
 {
@@ -122,9 +136,7 @@ static int rebalance(MDB_cursor *mc, int lvl)
             }
             return 0;
         }
-        unsigned minkeys = IS_LEAF(p) ? 1 : 2;
-        size_t used = page_used(p, psize);
-        if (used * 1000 >= cap * FILL_THRESHOLD_PERMILLE && nk >= minkeys)
+        if (page_settled(mc, lvl))
             return 0;
         page *parent = mc->pg[lvl - 1];
         unsigned pi = mc->ki[lvl - 1], pnk = PG_NKEYS(parent);
@@ -247,14 +259,23 @@ int tree_del_current(MDB_cursor *mc, int internal)
     }
     page_del_node(leaf, mc->ki[mc->top], txn->env->psize);
     mc->db->entries--;
-    if ((rc = rebalance(mc, mc->top)) != 0)
+    /* A leaf that stays in shape keeps the tree's pages and separators: the cursor's path
+     * is still the one a search for the deleted key takes, and its index in the leaf is
+     * where that search would land (LMDB also fixes the cursor up in place). */
+    int settled = page_settled(mc, mc->top);
+    if (!settled && (rc = rebalance(mc, mc->top)) != 0)
         goto fail;
 
     /* land on the successor of the deleted key; its duplicates are entered lazily */
     if (mc->xcursor)
         mc->xcursor->mc.flags = C_SUB;
     int exact;
-    rc = cursor_seek(mc, &key, &exact);
+    if (settled) {
+        mc->flags &= ~(C_EOF | C_DEL);
+        rc = 0;
+    } else {
+        rc = cursor_seek(mc, &key, &exact);
+    }
     if (rc == MDB_NOTFOUND) {
         mc->flags &= ~C_INITIALIZED;
         rc = 0;

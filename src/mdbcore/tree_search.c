@@ -128,11 +128,11 @@ int tree_descend(MDB_cursor *mc, const MDB_val *key, int mode)
     }
 }
 
-int leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
+static inline __attribute__((always_inline)) int search_slots(MDB_cursor *mc, const MDB_val *key,
+                                                             unsigned lo, unsigned hi, int *exact)
 {
     page *p = mc->pg[mc->top];
     MDB_cmp_func *cmp = cursor_cmp(mc);
-    unsigned lo = 0, hi = PG_NKEYS(p);
     size_t limit = leaf_limit(mc, p); /* once per page, not per probe */
     *exact = 0;
     while (lo < hi) {
@@ -154,4 +154,14 @@ int leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
     }
     mc->ki[mc->top] = (indx_t)lo;
     return 0;
+}
+
+int leaf_search(MDB_cursor *mc, const MDB_val *key, int *exact)
+{
+    return search_slots(mc, key, 0, PG_NKEYS(mc->pg[mc->top]), exact);
+}
+
+int leaf_search_in(MDB_cursor *mc, const MDB_val *key, unsigned lo, unsigned hi, int *exact)
+{
+    return search_slots(mc, key, lo, hi, exact);
 }

@@ -10,8 +10,9 @@
   library reports it lacks it (MDB_INCOMPATIBLE), and runs by itself once it does not.
   A test hitting an open bug listed in compatlib.KNOWN_BUGS is marked xfail there.
 * Against upstream 0.9.36 (built from py-lmdb 3.0's sdist): the whole workload; 200
-  random cursor walks of 300 calls (MDB_DIFF_WALKS); the workload under each
-  environment flag that changes behaviour.  The value-lifetime oracle of the workload
+  random cursor walks of 300 calls (MDB_DIFF_WALKS); cursors around a duplicate another
+  cursor deletes (--neighbours, 40 seeds); the workload under each environment flag that
+  changes behaviour.  The value-lifetime oracle of the workload
   must report 0 changed values.
 """
 
@@ -128,6 +129,17 @@ def test_ours_matches_upstream_0936():
     assert r.returncode == 0, r.stdout[-5000:]
     if "known open differences" in r.stdout:
         pytest.xfail("known bug of ours: " + compatlib.KNOWN_BUGS["cursor-after-multiple-put"])
+
+
+def test_neighbours_of_a_deleted_duplicate_match_upstream_0936():
+    """Cursors standing before, on and after a duplicate, on the next key and on the previous
+    key's last value, while another cursor deletes that duplicate (sub-pages and sub-trees,
+    DUPSORT and DUPFIXED): each one's next moves, and the deleting cursor's, are 0.9.36's
+    (lmdbdiff --neighbours)."""
+    need_ours()
+    r = ours_against_0936("--neighbours", "--seeds", "40")
+    assert r.returncode == 0, r.stdout[-5000:]
+    assert "40/40 seeds identical" in r.stdout
 
 
 WALKS = os.environ.get("MDB_DIFF_WALKS", "200")

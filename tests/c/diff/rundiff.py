@@ -5,6 +5,7 @@ written checked by real LMDB's `mdb_stat -efa` and by our structural checker (md
 
     rundiff.py [--test ours|system|src:DIR] [--ref system|src:DIR] [--seeds N] [--first S]
                [--txns N] [--no-dupsort] [--no-nested] [--no-custdup] [--no-0924] [--layout]
+               [--walk] [--neighbours]
                [--keep DIR]
 
 Implementations:
@@ -169,6 +170,11 @@ def main():
         "--walk", action="store_true", help="one 300-call cursor walk per seed (lmdbdiff --walk)"
     )
     ap.add_argument(
+        "--neighbours",
+        action="store_true",
+        help="cursors around duplicates another cursor deletes (lmdbdiff --neighbours)",
+    )
+    ap.add_argument(
         "--envflags",
         default=None,
         help="environment flags for mdb_env_open (hex; MDB_RDONLY adds a read-only phase)",
@@ -212,6 +218,8 @@ def main():
         wargs.append("--layout")
     if a.walk:
         wargs.append("--walk")
+    if a.neighbours:
+        wargs.append("--neighbours")
     if a.envflags is not None:
         wargs += ["--envflags", a.envflags]
     if a.lifetime_soft:

@@ -7,7 +7,7 @@
  * the two transcripts must be identical (tests/c/diff/rundiff.py compares them).
  *
  *   lmdbdiff [--seed N] [--txns N] [--no-dupsort] [--no-nested] [--layout] [--lmdb0924]
- *            [--no-custdup] [--walk] [--envflags HEX] [--lifetime-soft] DIR
+ *            [--no-custdup] [--walk] [--neighbours] [--envflags HEX] [--lifetime-soft] DIR
  *
  *   --seed N       PRNG seed (default 1)
  *   --txns N       number of top-level write transactions (default 60)
@@ -35,6 +35,8 @@
  *                  docs/compat.md lists them).
  *   --walk         one database (plain, DUPSORT or DUPFIXED) filled at random, then one
  *                  cursor session of 300 calls on it in a write txn
+ *   --neighbours   one DUPSORT or DUPFIXED database: several cursors around a duplicate
+ *                  that another cursor deletes, and their next moves (neighbours below)
  *   --envflags HEX flags for mdb_env_open (default MDB_NOTLS); MDB_RDONLY adds a phase
  *                  that opens the written environment again read-only
  *   --lifetime-soft  values changed before their txn's next write or end are only
@@ -333,6 +335,7 @@ static struct db dbs[K_NKINDS];
 static int ndbs;
 static MDB_env *env;
 static int opt_dupsort = 1, opt_nested = 1, opt_layout, opt_0924, opt_custdup = 1, opt_walk;
+static int opt_neighbours;
 static unsigned opt_envflags = MDB_NOTLS;
 
 /* Buffers for generated keys and values (one key and one value alive at a time). */
@@ -1328,11 +1331,164 @@ static void read_only_phase(const char *dir, unsigned eflags)
     mdb_env_close(env);
 }
 
+/* ------------------------------------------------------------------ --neighbours */
+/* Cursors of one DUPSORT database standing around a duplicate that another cursor deletes
+ * must still see the right neighbours.  Keys k00..k05 get between 2 and 900 values each
+ * (a sub-page below about 120, a sub-tree above), in a DUPSORT or DUPFIXED database; then,
+ * in one write txn, rounds of: cursors on the value before the victim, on the victim, on
+ * the value after it, on the next key and on the previous key's last value; mdb_cursor_del
+ * of the victim through another cursor; then one or two moves from each cursor, printed.
+ * Only keys keeping at least one value are touched (LMDB 0.9.36 mishandles the sub-cursor
+ * of a cursor whose whole key is deleted: docs/compat.md). */
+#define NB_KEYS 6
+#define NB_VALS 900
+static unsigned char nb_have[NB_KEYS][NB_VALS];
+static unsigned nb_count[NB_KEYS];
+
+static void nb_key(unsigned i, MDB_val *k, char *buf)
+{
+    snprintf(buf, 8, "k%02u", i);
+    k->mv_size = 3;
+    k->mv_data = buf;
+}
+
+static void nb_val(unsigned j, MDB_val *v, char *buf)
+{
+    snprintf(buf, 8, "v%05u", j);
+    v->mv_size = 6;
+    v->mv_data = buf;
+}
+
+/* The present value of key i nearest to j in direction dir (+1 / -1), or -1. */
+static int nb_near(unsigned i, int j, int dir)
+{
+    for (j += dir; j >= 0 && j < NB_VALS; j += dir)
+        if (nb_have[i][j])
+            return j;
+    return -1;
+}
+
+static MDB_cursor *nb_open_at(MDB_txn *txn, MDB_dbi dbi, const char *name, int i, int j,
+                              int last_of_key)
+{
+    MDB_cursor *c;
+    char kb[8], vb[8];
+    MDB_val k, v;
+    int rc = mdb_cursor_open(txn, dbi, &c);
+    if (rc)
+        fatal("neighbours: cursor_open", rc);
+    if (i < 0 || i >= NB_KEYS)
+        return c; /* left unpositioned */
+    nb_key((unsigned)i, &k, kb);
+    if (last_of_key) {
+        rc = mdb_cursor_get(c, &k, &v, MDB_SET);
+        if (rc == 0)
+            rc = mdb_cursor_get(c, &k, &v, j ? MDB_LAST_DUP : MDB_FIRST_DUP);
+    } else {
+        nb_val((unsigned)j, &v, vb);
+        rc = mdb_cursor_get(c, &k, &v, MDB_GET_BOTH);
+    }
+    line_start("nb-place");
+    printf(" c=%s", name);
+    print_cur(rc, &k, &v);
+    return c;
+}
+
+static void neighbours(const struct db *d, unsigned rounds)
+{
+    static const unsigned sizes[] = {2, 3, 5, 20, 119, 150, 400, 900};
+    MDB_txn *txn;
+    char kb[8], vb[8];
+    MDB_val k, v;
+    int rc;
+    if ((rc = mdb_txn_begin(env, NULL, 0, &txn)))
+        fatal("txn_begin(nb-fill)", rc);
+    memset(nb_have, 0, sizeof nb_have);
+    for (unsigned i = 0; i < NB_KEYS; i++) {
+        nb_count[i] = sizes[rnd(sizeof sizes / sizeof sizes[0])];
+        nb_key(i, &k, kb);
+        for (unsigned j = 0; j < nb_count[i]; j++) {
+            nb_val(j, &v, vb);
+            if ((rc = mdb_put(txn, d->dbi, &k, &v, 0)))
+                fatal("neighbours: put", rc);
+            nb_have[i][j] = 1;
+        }
+        line_start("nb-fill");
+        printf(" db=%s key=%u values=%u\n", kind_name[d->kind], i, nb_count[i]);
+    }
+    if ((rc = mdb_txn_commit(txn)))
+        fatal("txn_commit(nb-fill)", rc);
+    if ((rc = mdb_txn_begin(env, NULL, 0, &txn)))
+        fatal("txn_begin(nb)", rc);
+    static const MDB_cursor_op moves[] = {MDB_NEXT, MDB_PREV, MDB_NEXT_DUP, MDB_PREV_DUP,
+                                          MDB_NEXT_NODUP, MDB_PREV_NODUP, MDB_GET_CURRENT};
+    static const char *const move_name[] = {"NEXT", "PREV", "NEXT_DUP", "PREV_DUP",
+                                            "NEXT_NODUP", "PREV_NODUP", "GET_CURRENT"};
+    for (unsigned r = 0; r < rounds; r++) {
+        unsigned i = rnd(NB_KEYS);
+        if (nb_count[i] < 2)
+            continue;
+        /* the victim: any present value, often the first or the last */
+        int j, w = (int)rnd(100);
+        if (w < 20)
+            j = nb_near(i, -1, 1);
+        else if (w < 40)
+            j = nb_near(i, NB_VALS, -1);
+        else {
+            j = (int)rnd(NB_VALS);
+            if (!nb_have[i][j] && (j = nb_near(i, j, 1)) < 0)
+                j = nb_near(i, NB_VALS, -1);
+        }
+        int before = nb_near(i, j, -1), after = nb_near(i, j, 1);
+        line_start("nb-round");
+        printf(" key=%u victim=%d before=%d after=%d\n", i, j, before, after);
+        MDB_cursor *cs[6];
+        static const char *const names[6] = {"del", "before", "on", "after", "nextkey",
+                                             "prevkey"};
+        cs[0] = nb_open_at(txn, d->dbi, names[0], (int)i, j, 0);
+        cs[1] = nb_open_at(txn, d->dbi, names[1], before < 0 ? -1 : (int)i, before, 0);
+        cs[2] = nb_open_at(txn, d->dbi, names[2], (int)i, j, 0);
+        cs[3] = nb_open_at(txn, d->dbi, names[3], after < 0 ? -1 : (int)i, after, 0);
+        cs[4] = nb_open_at(txn, d->dbi, names[4], (int)i + 1, 0, 1);
+        cs[5] = nb_open_at(txn, d->dbi, names[5], (int)i - 1, 1, 1);
+        rc = mdb_cursor_del(cs[0], 0);
+        line_start("nb-del");
+        printf(" rc=%d\n", rc);
+        if (rc)
+            fatal("neighbours: cursor_del", rc);
+        nb_have[i][j] = 0;
+        nb_count[i]--;
+        for (unsigned c = 0; c < 6; c++) {
+            unsigned nm = 1 + rnd(2);
+            for (unsigned m = 0; m < nm; m++) {
+                unsigned op = rnd(sizeof moves / sizeof moves[0]);
+                rc = mdb_cursor_get(cs[c], &k, &v, moves[op]);
+                line_start("nb-move");
+                printf(" c=%s op=%s", names[c], move_name[op]);
+                print_cur(rc, &k, &v);
+            }
+            mdb_cursor_close(cs[c]);
+        }
+        if (chance(10)) {
+            rc = mdb_txn_commit(txn);
+            line_start("nb-commit");
+            printf(" rc=%d\n", rc);
+            if (rc || (rc = mdb_txn_begin(env, NULL, 0, &txn)))
+                fatal("neighbours: commit/begin", rc);
+        }
+    }
+    db_digest(txn, d, "nb-db");
+    rc = mdb_txn_commit(txn);
+    line_start("nb-commit");
+    printf(" rc=%d\n", rc);
+}
+
 static int usage(void)
 {
     fprintf(stderr,
             "usage: lmdbdiff [--seed N] [--txns N] [--no-dupsort] [--no-nested] [--layout] "
-            "[--lmdb0924] [--no-custdup] [--walk] [--envflags HEX] [--lifetime-soft] DIR\n");
+            "[--lmdb0924] [--no-custdup] [--walk] [--neighbours] [--envflags HEX] "
+            "[--lifetime-soft] DIR\n");
     return 2;
 }
 
@@ -1358,6 +1514,8 @@ int main(int argc, char **argv)
             opt_custdup = 0;
         else if (!strcmp(argv[i], "--walk"))
             opt_walk = 1;
+        else if (!strcmp(argv[i], "--neighbours"))
+            opt_neighbours = 1;
         else if (!strcmp(argv[i], "--lifetime-soft"))
             opt_lt_soft = 1;
         else if (!strcmp(argv[i], "--envflags") && i + 1 < argc)
@@ -1478,6 +1636,19 @@ int main(int argc, char **argv)
         rc = mdb_txn_commit(txn);
         line_start("walk-commit");
         printf(" rc=%d\n", rc);
+        txns = 0;
+    }
+
+    if (opt_neighbours) {
+        /* --neighbours: a DUPSORT or DUPFIXED database, cursors around deleted duplicates */
+        enum kind want = chance(50) ? K_DUPS : K_DUPFIXED;
+        const struct db *nd = NULL;
+        for (int i = 0; i < ndbs; i++)
+            if (dbs[i].kind == want)
+                nd = &dbs[i];
+        if (!nd)
+            fatal("neighbours: database kind left out", 0);
+        neighbours(nd, 60);
         txns = 0;
     }
 
