@@ -56,7 +56,9 @@ PERIOD_NS = 250_000  # one sample per 250 us of a thread's CPU (4 kHz)
 BUCKETS = ("total", "engine", "back_mdb", "slapd", "libc", "kernel", "other")
 LEAD_S = 0.5  # perf's window starts this long after the job's, and ends as long before
 KERNEL_IP = 0xFFFF800000000000
-_SCRIPT_LINE = re.compile(r"^\s*(\d+\.\d+):\s+(\d+)\s+([0-9a-f]+)\s+(.*?)\s+\((.*)\)\s*$")
+_SCRIPT_LINE = re.compile(r"^\s*(\d+\.\d+):\s+(\d+)\s*(?:([0-9a-f]+)\s+(.*?)\s+\((.*)\))?\s*$")
+_FRAME = re.compile(r"^\s+([0-9a-f]+)\s+(.*?)\s+\((.*)\)\s*$")
+_SYSCALL_FN = re.compile(r"^(?:__x64_sys|__do_sys|__se_sys)_(\w+?)(?:\.\w+)?(?:\+0x[0-9a-f]+)?$")
 
 
 class NoEngineSamples(LabError):
@@ -71,6 +73,7 @@ class Profile:
     funcs: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     kfuncs: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     dsos: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    kcause: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     samples: int = 0
     t_first: float = 0.0
     t_last: float = 0.0
@@ -97,16 +100,49 @@ def bucket(dso: str, ip: int, engine_lib: str | None) -> str:
     return "other"
 
 
+def kernel_cause(frames: list[tuple[int, str, str]]) -> str:
+    """Why the kernel ran, from a kernel sample's call chain (innermost frame first): the
+    system call by name (do_syscall_64's callee), a page fault, an interrupt, the
+    reschedule on the way back from a system call, or the outermost kernel function."""
+    kernel = [sym for ip, sym, dso in frames if ip >= KERNEL_IP or dso.startswith("[kernel")]
+    if not kernel:
+        return "?"
+    names = [k.split("+0x")[0] for k in kernel]
+    for i in range(len(names) - 1, -1, -1):  # outermost first
+        n = names[i]
+        if n in ("asm_exc_page_fault", "exc_page_fault"):
+            return "page fault"
+        if n.startswith(("asm_sysvec_", "asm_common_interrupt", "sysvec_")):
+            return "interrupt"
+        if n == "do_syscall_64":
+            if i == 0:
+                return "syscall entry/exit"
+            callee = names[i - 1]
+            m = _SYSCALL_FN.match(callee)
+            if m:
+                return f"syscall {m.group(1)}"
+            if "exit_to_user_mode" in callee:
+                return "syscall exit: reschedule"
+            for prefix in ("ksys_", "__do_sys_", "do_", "__sys_"):
+                if callee.startswith(prefix):
+                    return f"syscall {callee[len(prefix) :]}"
+            return f"syscall {callee}"
+    return names[-1]
+
+
 def parse_script(text: str, engine_lib: str | None) -> Profile:
-    """A Profile from `perf script -F time,period,ip,sym,dso` output."""
+    """A Profile from `perf script -F time,period,ip,sym,dso` output, with or without call
+    chains (`perf record -g`: the sample's frames follow its header line, innermost
+    first); with them, kernel samples are also counted by kernel_cause."""
     prof = Profile()
-    for line in text.splitlines():
-        m = _SCRIPT_LINE.match(line)
-        if not m:
-            continue
-        t, period, ip, sym, dso = (
-            float(m.group(1)), int(m.group(2)), int(m.group(3), 16), m.group(4), m.group(5)
-        )  # fmt: skip
+    head: tuple[float, int] | None = None
+    frames: list[tuple[int, str, str]] = []
+
+    def take() -> None:
+        if head is None or not frames:
+            return
+        t, period = head
+        ip, sym, dso = frames[0]
         b = bucket(dso, ip, engine_lib)
         prof.by[b] += period
         prof.by["total"] += period
@@ -115,10 +151,25 @@ def parse_script(text: str, engine_lib: str | None) -> Profile:
             prof.funcs[sym] += period
         elif b == "kernel":
             prof.kfuncs[sym] += period
+            if len(frames) > 1:
+                prof.kcause[kernel_cause(frames)] += period
         if prof.samples == 0 or t < prof.t_first:
             prof.t_first = t
         prof.t_last = max(prof.t_last, t)
         prof.samples += 1
+
+    for line in text.splitlines():
+        m = _SCRIPT_LINE.match(line)
+        if m:
+            take()
+            head, frames = (float(m.group(1)), int(m.group(2))), []
+            if m.group(3):
+                frames.append((int(m.group(3), 16), m.group(4), m.group(5)))
+            continue
+        f = _FRAME.match(line)
+        if f and head is not None:
+            frames.append((int(f.group(1), 16), f.group(2), f.group(3)))
+    take()
     return prof
 
 
@@ -142,9 +193,11 @@ def require_engine_samples(prof: Profile, eng: Engine, what: str) -> None:
         )
 
 
-def perf_record(out: str, period: int) -> list[str]:
-    # -B -N: no build-id pass at the end (it reads every object; the paths suffice here)
-    return ["perf", "record", "-q", "-B", "-N", "-e", "cpu-clock", "-c", str(period), "-o", out]
+def perf_record(out: str, period: int, chains: bool = False) -> list[str]:
+    # -B -N: no build-id pass at the end (it reads every object; the paths suffice here);
+    # -g: call chains, for the kernel's (why the kernel ran: kernel_cause)
+    cmd = ["perf", "record", "-q", "-B", "-N", "-e", "cpu-clock", "-c", str(period), "-o", out]
+    return [*cmd, "-g"] if chains else cmd
 
 
 def _clean_env() -> dict[str, str]:
@@ -167,7 +220,7 @@ def slapadd_record(eng: Engine, inst: Instance, ldif: str, period: int) -> str:
     out = os.path.join(inst.dir, "perf-slapadd.data")
     prefix = os.path.join(inst.dir, "bind-slapadd")
     cmd = [
-        *perf_record(out, period),
+        *perf_record(out, period, chains=True),
         "--",
         "env",
         *_env_args(eng, prefix),
@@ -251,6 +304,7 @@ def per_op(prof: Profile, ops: float, less: Profile | None = None) -> dict[str, 
         "by": by,
         "funcs": sub(prof.funcs, less.funcs if less else None),
         "kfuncs": sub(prof.kfuncs, less.kfuncs if less else None),
+        "kcause": sub(prof.kcause, less.kcause if less else None),
         "samples": prof.samples - (less.samples if less else 0),
     }
 
@@ -449,8 +503,12 @@ def table(rows: list[dict[str, Any]], engines: list[str], top: int) -> str:
             rs = mine[e]
             if not rs:
                 continue
-            for key, label in (("funcs", "its own functions"), ("kfuncs", "kernel functions")):
-                if key == "funcs" and e == "stock":
+            for key, label in (
+                ("funcs", "its own functions"),
+                ("kfuncs", "kernel functions"),
+                ("kcause", "kernel time by cause"),
+            ):
+                if (key == "funcs" and e == "stock") or not any(r.get(key) for r in rs):
                     continue
                 names: set[str] = set().union(*(r[key] for r in rs))
                 med = {k: statistics.median([r[key].get(k, 0.0) for r in rs]) for k in names}

@@ -58,6 +58,54 @@ def test_stock_has_no_engine_bucket_and_per_op_subtracts() -> None:
     assert fig["funcs"]["mdb_node_search"] == pytest.approx(500 / 3)
 
 
+CHAINS = f"""\
+ 200.000100:     250000
+\tffffffff81000001 finish_task_switch.isra.0 ({KERNEL})
+\tffffffff81000002 __schedule ({KERNEL})
+\tffffffff81000003 futex_wait ({KERNEL})
+\tffffffff81000004 __x64_sys_futex ({KERNEL})
+\tffffffff81000005 do_syscall_64 ({KERNEL})
+\tffffffff81000006 entry_SYSCALL_64_after_hwframe ({KERNEL})
+\t           3f0d1 __lll_lock_wait ({LIBC})
+
+ 200.000350:     250000
+\tffffffff81000011 __pi_memset ({KERNEL})
+\tffffffff81000012 ext4_page_mkwrite ({KERNEL})
+\tffffffff81000013 exc_page_fault ({KERNEL})
+\tffffffff81000014 asm_exc_page_fault ({KERNEL})
+\t           1234 tree_put ({ENGINE})
+
+ 200.000600:     250000
+\tffffffff81000021 do_iter_readv_writev ({KERNEL})
+\tffffffff81000022 do_writev ({KERNEL})
+\tffffffff81000023 do_syscall_64 ({KERNEL})
+
+ 200.000850:     250000
+\tffffffff81000031 __schedule ({KERNEL})
+\tffffffff81000032 exit_to_user_mode_loop ({KERNEL})
+\tffffffff81000033 do_syscall_64 ({KERNEL})
+
+ 200.001100:     250000
+\t           1234 tree_put ({ENGINE})
+\t           5678 mdb_tool_entry_put ({slapd.BACK_MDB})
+
+"""
+
+
+def test_call_chains_say_why_the_kernel_ran() -> None:
+    prof = perf.parse_script(CHAINS, ENGINE)
+    # the innermost frame places the sample; the rest of the chain only explains it
+    assert prof.samples == 5 and prof.by["kernel"] == 4 * 250000
+    assert prof.by["engine"] == 250000 and prof.funcs == {"tree_put": 250000}
+    assert prof.kfuncs["__pi_memset"] == 250000
+    assert prof.kcause == {
+        "syscall futex": 250000,
+        "page fault": 250000,
+        "syscall writev": 250000,
+        "syscall exit: reschedule": 250000,
+    }
+
+
 def test_strace_summary_is_read_by_name() -> None:
     text = """\
 % time     seconds  usecs/call     calls    errors syscall
