@@ -195,7 +195,7 @@ def test_slapd_under_a_search_job_is_sampled_per_operation(tmp_path, ldif, engin
     prof, job = perf.server_profile(
         eng, inst, "search", 300, load.JobSpec("search", 1, 2), tm, PERIOD
     )
-    assert job["ops_s"] > 0 and 0.5 < prof.span_s <= 1.05
+    assert job["ops_s"] > 0 and 0.3 < prof.span_s < 1.5  # perf attaches, then sleeps 1 s
     fig = perf.per_op(prof, job["ops_in_window"])
     assert fig["by"]["engine"] > 0 and fig["by"]["slapd"] > 0
     assert fig["by"]["total"] == pytest.approx(sum(fig["by"][b] for b in perf.BUCKETS[1:]))
