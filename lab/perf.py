@@ -258,10 +258,19 @@ def server_profile(
         start_at = time.monotonic() + 1.0 + tm.warmup + LEAD_S  # run_job starts 1 s ahead
         failed: list[str] = []
 
+        stat_out = os.path.join(inst.dir, f"perf-stat-{kind}.txt")
+
         def record() -> None:
             time.sleep(max(0.0, start_at - time.monotonic()))
+            # the same window counted by perf stat: system calls by name, faults, switches
+            stat = subprocess.Popen(
+                ["perf", "stat", "-x,", "-o", stat_out, "-e", ",".join(stat_events()),
+                 "-p", str(inst.pid), "--", "sleep", f"{window:.3f}"],
+                env=_clean_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
             cmd = [*perf_record(out, period), "-p", str(inst.pid), "--", "sleep", f"{window:.3f}"]
             r = subprocess.run(cmd, env=_clean_env(), capture_output=True, text=True)
+            stat.wait(60)
             if r.returncode != 0:
                 failed.append(r.stderr.strip()[-300:])
 
@@ -280,9 +289,14 @@ def server_profile(
     require_engine_samples(prof, eng, f"slapd {kind} on {eng.name}")
     os.unlink(out)
     ops_s = res.ops / tm.duration
+    counts: dict[str, float] = {}
+    if os.path.exists(stat_out):
+        with open(stat_out) as f:
+            counts = {k: v / (ops_s * window) for k, v in parse_perf_stat(f.read()).items()}
     return prof, {
         "ops_s": ops_s,
         "ops_in_window": ops_s * prof.span_s,
+        "per_op_counts": counts,
         "slapd_cpu_us_per_op_proc": job["slapd_cpu_us_per_op"],
         "client_cpu_share": job["client_cpu_share"],
         "other_cpu_share": job["other_cpu_share"],
@@ -330,8 +344,23 @@ def parse_strace_c(text: str) -> dict[str, int]:
 
 STAT_SYSCALLS = ("sched_yield", "futex", "mmap", "munmap", "mremap", "madvise", "msync",
                  "ftruncate", "fallocate", "pwrite64", "pwritev", "pread64", "fdatasync", "fsync",
-                 "write", "writev", "read")  # fmt: skip
+                 "write", "writev", "read", "sendmsg", "recvfrom", "epoll_wait")  # fmt: skip
 STAT_EVENTS = ("page-faults", "major-faults", "context-switches", "cpu-migrations")
+
+
+def stat_events() -> list[str]:
+    """perf stat's events: every system call, those of STAT_SYSCALLS the kernel has a
+    tracepoint for (none without tracefs), and STAT_EVENTS."""
+    try:
+        with open("/sys/kernel/tracing/available_events") as f:
+            known = {line.strip() for line in f}
+    except OSError:
+        known = set()
+    events = ["raw_syscalls:sys_enter"] if "raw_syscalls:sys_enter" in known else []
+    events += [
+        f"syscalls:sys_enter_{c}" for c in STAT_SYSCALLS if f"syscalls:sys_enter_{c}" in known
+    ]
+    return [*events, *STAT_EVENTS]
 
 
 def parse_perf_stat(text: str) -> dict[str, int]:
@@ -356,14 +385,7 @@ def slapadd_stat(eng: Engine, inst: Instance, ldif: str) -> dict[str, int]:
     context switches, counted in the kernel (cheap enough for 1,000,000 entries, which
     strace is not)."""
     out = os.path.join(inst.dir, "perf-stat.txt")
-    known = set()
-    with open("/sys/kernel/tracing/available_events") as f:
-        known = {line.strip() for line in f}
-    events = ["raw_syscalls:sys_enter"]
-    events += [
-        f"syscalls:sys_enter_{c}" for c in STAT_SYSCALLS if f"syscalls:sys_enter_{c}" in known
-    ]
-    cmd = ["perf", "stat", "-x,", "-o", out, "-e", ",".join([*events, *STAT_EVENTS]), "--",
+    cmd = ["perf", "stat", "-x,", "-o", out, "-e", ",".join(stat_events()), "--",
            "env", *_env_args(eng, None), *_slapadd_args(inst, ldif)]  # fmt: skip
     with open(os.path.join(inst.dir, "slapadd.log"), "w") as log:
         r = subprocess.run(cmd, env=_clean_env(), stdout=log, stderr=subprocess.STDOUT)
@@ -499,6 +521,19 @@ def table(rows: list[dict[str, Any]], engines: list[str], top: int) -> str:
                 vals = [x["by"][c] / y["by"][c] for x, y in pairs if y["by"].get(c)]
                 cells.append(_median_spread(vals) if c in cols and vals else "")
             lines.append(f"| {a}/{b} (per round) | {len(pairs)} | " + " | ".join(cells) + " | |")
+        counted = {e: [r["per_op_counts"] for r in mine[e] if r.get("per_op_counts")]
+                   for e in engines}  # fmt: skip
+        if any(counted.values()):
+            names = sorted({k for e in engines for c in counted[e] for k in c},
+                           key=lambda k: (k != "syscalls", k))  # fmt: skip
+            names = [k for k in names if any(c.get(k) for e in engines for c in counted[e])]
+            lines.append(f"\nper {what} (perf stat, median of rounds): " + ", ".join(names))
+            for e in engines:
+                if counted[e]:
+                    lines.append(f"- {e}: " + ", ".join(
+                        _fmt(statistics.median([c.get(k, 0.0) for c in counted[e]]))
+                        for k in names
+                    ))  # fmt: skip
         for e in engines:
             rs = mine[e]
             if not rs:

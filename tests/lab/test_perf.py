@@ -119,6 +119,23 @@ def test_strace_summary_is_read_by_name() -> None:
     assert perf.parse_strace_c(text) == {"sched_yield": 299123, "futex": 278612, "pread64": 209}
 
 
+def test_perf_stat_counts_are_named_by_system_call() -> None:
+    text = """# started on Fri Nov 27 22:00:00 2026
+
+7375461,,raw_syscalls:sys_enter,30012345678,100.00,,
+4255146,,syscalls:sys_enter_sched_yield,30012345678,100.00,,
+2009,,syscalls:sys_enter_pread64,30012345678,100.00,,
+4752,,page-faults,30012345678,100.00,,
+<not supported>,,major-faults,0,100.00,,
+"""
+    assert perf.parse_perf_stat(text) == {
+        "syscalls": 7375461,
+        "sched_yield": 4255146,
+        "pread64": 2009,
+        "page-faults": 4752,
+    }
+
+
 # ---- real slapadd and slapd under perf ----
 
 _NEEDS = [p for p in (slapd.BACK_MDB, "/usr/sbin/slapadd") if not os.path.exists(p)]
@@ -196,6 +213,8 @@ def test_slapd_under_a_search_job_is_sampled_per_operation(tmp_path, ldif, engin
         eng, inst, "search", 300, load.JobSpec("search", 1, 2), tm, PERIOD
     )
     assert job["ops_s"] > 0 and 0.3 < prof.span_s < 1.5  # perf attaches, then sleeps 1 s
+    if "raw_syscalls:sys_enter" in perf.stat_events():  # tracefs is there
+        assert job["per_op_counts"]["syscalls"] > 1  # a search is read, write, ...
     fig = perf.per_op(prof, job["ops_in_window"])
     assert fig["by"]["engine"] > 0 and fig["by"]["slapd"] > 0
     assert fig["by"]["total"] == pytest.approx(sum(fig["by"][b] for b in perf.BUCKETS[1:]))
