@@ -203,7 +203,7 @@ CT_$(1)_RUNNER := $$(firstword $$(wildcard tests/c/$(1)/run.sh tests/c/$(1)/run_
 $(BUILD)/tests/$(1)/%: tests/c/$(1)/%.c $$(CT_$(1)_LINKED) $$(wildcard tests/c/$(1)/*.h) tests/c/include/mdbtest.h $(BUILD)/libmdbcore.a $(CORE_HDR)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(TEST_CORE_CFLAGS) -Itests/c/$(1) $$< $$(CT_$(1)_LINKED) $$(TEST_CORE_LIBS) -o $$@
-build/$(1)/%: tests/c/$(1)/%.c
+build/$(1)/%: tests/c/$(1)/%.c $$(wildcard tests/c/$(1)/*.h) tests/c/include/mdbtest.h
 	@mkdir -p $$(dir $$@)
 	$$(CC) -std=gnu11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -Itests/c/include $$< -llmdb -pthread -o $$@
 endef

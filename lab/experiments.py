@@ -20,7 +20,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from . import ldapwire, load
+from . import fastclient, ldapwire, load, verify
 from .makeldif import PEOPLE, ROOTDN, ROOTPW, SUFFIX
 from .makeldif import write as write_ldif
 from .results import Recorder
@@ -181,11 +181,21 @@ class Lab:
                 break
         return out
 
-    def instance(self, eng: Engine, tag: str, loaded: bool = True, **opts: Any) -> Instance:
+    def instance(
+        self, eng: Engine, tag: str, loaded: bool = True, own_load: bool = False, **opts: Any
+    ) -> Instance:
+        """A new slapd instance on eng, its database empty (loaded=False), a copy of eng's
+        template, or (own_load) loaded by its own slapadd -q.  Experiments whose figures
+        are modifies use own_load: the page cache of a copy holds what cp put there
+        (large folios, Linux 6.x), a loaded server's holds what the engine put there, and
+        the cost of every later single-page write depends on it (docs/performance.md,
+        "Page cache folios")."""
         d = self.new_dir(tag)
         inst = Instance(d, eng, maxsize=self.maxsize, **opts)
         self._step_instances.append(inst)
-        if loaded:
+        if loaded and own_load:
+            inst.slapadd(self.ldif(), timeout=self.size.step_timeout)
+        elif loaded:
             src = self.template(eng)
             for fn in ("data.mdb",):
                 subprocess.run(
@@ -271,15 +281,19 @@ def read_file_seconds(path: str, nbytes: int) -> float:
 def rate_rows(
     lab: Lab, exp: str, eng: Engine, rnd: int, res: dict, inst: Instance, **extra: Any
 ) -> None:
+    share = res["client_cpu_share"]
     prov = {
         "other_cpu_share": res["other_cpu_share"],
         "slapd_peak_rss_kb": inst.peak_rss_kb(),
+        "client": res.get("client", "lab"),
+        "client_cpu_share": share,
+        "client_bound": share > fastclient.CLIENT_SHARE_MAX,
         **extra,
     }
     many = len(res["kinds"]) > 1
     for kind, kr in sorted(res["kinds"].items()):
         pre = f"{kind}_" if many else ""
-        for metric, value in kr.summary(lab.size.duration).items():
+        for metric, value in kr.summary(res.get("duration", lab.size.duration)).items():
             unit = {"ops_s": "ops/s", "errors": "count"}.get(metric, "ms")
             lab.rec.row(exp, eng, rnd, pre + metric, value, unit, **prov)
         for i, c in enumerate(kr.intervals):
@@ -417,13 +431,48 @@ def table3(lab: Lab, eng: Engine, rnd: int) -> None:
 def _rate(
     lab: Lab, exp: str, eng: Engine, rnd: int, specs: list, nosync: bool = True, **extra: Any
 ) -> None:
-    inst = lab.instance(eng, f"{exp}-{eng.name}-r{rnd}", nosync=nosync)
+    """One server, both clients in turn (lab/fastclient.py): the Python one and ldload."""
+    writes = any(j.kind == "modify" for j in specs)
+    inst = lab.instance(eng, f"{exp}-{eng.name}-r{rnd}", own_load=writes, nosync=nosync)
     with lab.measuring(inst, f"{exp}-{eng.name}-r{rnd}"):
         inst.start()
-        res = load.run_job(inst.port, inst.pid, lab.size.entries, specs, timing(lab), seed=rnd + 1)
-        u, s = inst.cpu()
-        rate_rows(lab, exp, eng, rnd, res, inst, slapd_user_s=u, slapd_sys_s=s, **extra)
-        errors = sum(k.errors for k in res["kinds"].values())
+        errors = 0
+        for client in fastclient.order(rnd):
+            n, tm = lab.size.entries, timing(lab)
+            acked = None
+            if client == "lab":
+                res = load.run_job(inst.port, inst.pid, n, specs, tm, seed=rnd + 1)
+                res["client_shape"] = ", ".join(f"{j.kind} {j.clients}x{j.depth}" for j in specs)
+            else:
+                if any(j.kind == "modify" for j in specs):
+                    acked = os.path.join(inst.dir, "ldload-acked.tsv")
+                tm = fastclient.timing(lab.size.name, tm)
+                res = fastclient.run_job(inst.port, inst.pid, n, specs, tm, rnd + 1, acked)
+            u, s = inst.cpu()
+            rate_rows(
+                lab,
+                exp,
+                eng,
+                rnd,
+                res,
+                inst,
+                slapd_user_s=u,
+                slapd_sys_s=s,
+                client_shape=res["client_shape"],
+                **extra,
+            )
+            errors += sum(k.errors for k in res["kinds"].values())
+            if res["client_cpu_share"] > fastclient.CLIENT_SHARE_MAX:
+                share = res["client_cpu_share"]
+                lab.say(f"WARNING {exp} on {eng.name}: the {client} client used {share:.0%}")
+            # after each client's window (before the other client overwrites what it
+            # wrote): an ldap3 read-back of the values its modifies were acknowledged with
+            if client == "lab" and "modify" in res["kinds"]:
+                verify.modified_rows(
+                    lab, exp, eng, rnd, inst.port, res["acked"], client="lab", **extra
+                )
+            if acked:
+                fastclient.verify_acked(lab, exp, eng, rnd, inst.port, acked, **extra)
         if errors:
             raise LabError(f"{exp}: {errors} LDAP operations failed")
 
@@ -435,7 +484,8 @@ def table4(lab: Lab, eng: Engine, rnd: int) -> None:
 
 def table5(lab: Lab, eng: Engine, rnd: int) -> None:
     """ModRate: replace description of uid=user.[0-N) with 80 random characters; with
-    dbnosync (the engine's cost) and with durable commits (the disk's)."""
+    dbnosync (the engine's cost) and with durable commits (the disk's).  Afterwards a
+    sample of the modified entries is read back (lab/verify.py)."""
     for variant, nosync in (("nosync", True), ("sync", False)):
         _rate(lab, "table5", eng, rnd, [load.JobSpec("modify", 2, 2)], nosync, variant=variant)
 
@@ -524,12 +574,18 @@ def seed002(lab: Lab, eng: Engine, rnd: int) -> None:
                 shutil.rmtree(d, ignore_errors=True)
 
 
+SETTLE_S = 120.0  # syncrepl: longest wait for the consumer to catch up after the load
+
+
 def syncrepl(lab: Lab, eng: Engine, rnd: int) -> None:
     """A provider (syncprov) and a consumer (syncrepl refreshAndPersist), both on eng:
     the consumer's initial refresh of N entries, then the replication lag -- a provider
-    commit to its visibility on the consumer -- under a ModRate on the provider."""
+    commit to its visibility on the consumer -- under a ModRate on the provider.  After the
+    refresh, and after the load once the consumer caught up, the two trees are compared
+    entry by entry, and the ModRate's last acknowledged values are read back on the
+    consumer (lab/verify.py, ldap3, outside the timed parts)."""
     prov_name = f"syncrepl-provider-{eng.name}-r{rnd}"
-    prov_inst = _syncprov_instance(lab, eng, prov_name)
+    prov_inst = _syncprov_instance(lab, eng, prov_name, own_load=True)
     with ExitStack() as held:
         held.enter_context(lab.measuring(prov_inst, prov_name))
         prov_inst.start()
@@ -571,6 +627,9 @@ def syncrepl(lab: Lab, eng: Engine, rnd: int) -> None:
             slapd_peak_rss_kb=cons_inst.peak_rss_kb(),
         )
         lab.rec.row("syncrepl", eng, rnd, "refresh_entries_s", count / refresh, "entries/s")
+        verify.replica_rows(
+            lab, "syncrepl", eng, rnd, prov_inst.port, cons_inst.port, phase="refresh"
+        )
 
         # replication lag under load: a ModRate runs on the provider while a probe
         # writes ou=People's description there and polls for it on the consumer
@@ -633,6 +692,13 @@ def syncrepl(lab: Lab, eng: Engine, rnd: int) -> None:
             raise LabError(f"{timeouts} lag probes never reached the consumer")
         pc.close()
         cc.close()
+        # once the consumer caught up (bounded): its tree and the load's values
+        _converge([prov_inst, cons_inst], time.monotonic() + SETTLE_S)
+        verify.replica_rows(lab, "syncrepl", eng, rnd, prov_inst.port, cons_inst.port, phase="lag")
+        if job:
+            verify.modified_rows(
+                lab, "syncrepl", eng, rnd, cons_inst.port, job["acked"], on="consumer"
+            )
 
 
 Experiment = Callable[[Lab, Engine, int], None]
@@ -649,7 +715,7 @@ EXPERIMENTS: dict[str, Experiment] = {
 }
 
 # the failure and refresh experiments live in their own modules, which build on Lab
-from .failures import _syncprov_instance, _syncrepl, crash, mpr  # noqa: E402
+from .failures import _converge, _syncprov_instance, _syncrepl, crash, mpr  # noqa: E402
 from .refresh import refresh_under_load  # noqa: E402
 
 EXPERIMENTS.update({"crash": crash, "mpr": mpr, "refresh-under-load": refresh_under_load})

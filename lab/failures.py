@@ -23,7 +23,6 @@ pid; a failing step leaves its slapd logs and mdb-cli output in the results fold
 
 from __future__ import annotations
 
-import hashlib
 import multiprocessing as mp
 import os
 import random
@@ -39,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from . import ldapwire, load
 from .makeldif import PEOPLE, ROOTDN, ROOTPW, SUFFIX
 from .slapd import Engine, Instance, LabError, free_port
+from .verify import ldap3_entries, read_entries, tree_diff, tree_digest, uid_of
 
 if TYPE_CHECKING:  # experiments.py imports this module to register its experiments
     from .experiments import Lab, Size
@@ -121,22 +121,17 @@ def _modify_client(
         while time.monotonic() < t_start:
             time.sleep(min(0.005, max(0.0, t_start - time.monotonic())))
         pending: dict[int, tuple[int, str, float]] = {}
-        busy: set[int] = set()
+        owned = load.Owned(own, r, shared)
         next_at = t_start
 
         def send_one(cn: ldapwire.Connection) -> None:
             nonlocal seq
-            pool = shared if shared and r.random() < 0.25 else own
-            for _ in range(20):
-                x = r.choice(pool)
-                if x not in busy:
-                    break
-            else:
+            x = owned.pick()
+            if x is None:
                 return
             seq += 1
             value = f"{tag} s{seq} " + "".join(r.choices(_CHARS, k=60))
-            req = ldapwire.modify_replace(f"uid=user.{x},{PEOPLE}", "description", value)
-            busy.add(x)
+            req = ldapwire.modify_replace(load.entry_dn(x), "description", value)
             pending[cn.send(req)] = (x, value, time.monotonic())
 
         while time.monotonic() < t_stop + 10:
@@ -168,7 +163,7 @@ def _modify_client(
                     if tag_ != ldapwire.MODIFY_RESPONSE or mid not in pending:
                         continue
                     x, value, sent = pending.pop(mid)
-                    busy.discard(x)
+                    owned.done(x)
                     if ldapwire.result_code(c.buf, start) == 0:
                         log.acked.append((x, value, sent, now))
                     else:
@@ -177,7 +172,7 @@ def _modify_client(
                 log.disconnects += 1
                 log.unanswered += list(pending.values())
                 pending.clear()
-                busy.clear()
+                owned.busy.clear()
                 try:
                     c.sock.close()
                 except OSError:
@@ -221,49 +216,6 @@ class Clients:
 
 def _partition(entries: range, parts: int) -> list[list[int]]:
     return [list(entries[i::parts]) for i in range(parts)]
-
-
-# ---------------------------------------------------------------- read-back (ldap3)
-
-
-def ldap3_entries(port: int, base: str, flt: str, attrs: list[str]) -> dict[str, dict]:
-    """{dn (lower case): {attribute (lower case): sorted raw values}} of a paged subtree
-    search as the rootdn, through ldap3."""
-    import ldap3  # type: ignore[import-untyped]
-
-    server = ldap3.Server("127.0.0.1", port=port, get_info=ldap3.NONE)
-    conn = ldap3.Connection(server, ROOTDN, ROOTPW, auto_bind=True, receive_timeout=120)
-    try:
-        out: dict[str, dict] = {}
-        for e in conn.extend.standard.paged_search(
-            base, flt, ldap3.SUBTREE, attributes=attrs, paged_size=1000, generator=True
-        ):
-            if e.get("type") != "searchResEntry":
-                continue
-            out[e["dn"].lower()] = {
-                k.lower(): sorted(bytes(v) for v in vs) for k, vs in e["raw_attributes"].items()
-            }
-        if conn.result and conn.result.get("result", 0) != 0:
-            raise LabError(f"ldap3 paged search: {conn.result}")
-        return out
-    finally:
-        conn.unbind()
-
-
-def tree_digest(entries: dict[str, dict]) -> str:
-    h = hashlib.sha256()
-    for dn in sorted(entries):
-        h.update(dn.encode() + b"\0")
-        for a in sorted(entries[dn]):
-            h.update(a.encode() + b"\1" + b"\2".join(entries[dn][a]) + b"\3")
-    return h.hexdigest()
-
-
-def _uid_of(dn: str) -> int | None:
-    head = dn.split(",", 1)[0]
-    if head.startswith("uid=user."):
-        return int(head[len("uid=user.") :])
-    return None
 
 
 @dataclass
@@ -414,13 +366,12 @@ def _crash_variant(
         # (indexed), so the cost follows the entries touched, not the size of the tree
         touched = sorted({m[0] for log in logs for m in (*log.acked, *log.unanswered)})
         final: dict[int, bytes | None] = {}
-        for i in range(0, len(touched), 500):
-            flt = "(|" + "".join(f"(uid=user.{x})" for x in touched[i : i + 500]) + ")"
-            for dn, attrs in ldap3_entries(inst.port, PEOPLE, flt, ["description"]).items():
-                x = _uid_of(dn)
-                value = attrs.get("description", [b""])[0]
-                if x is not None and value.startswith(f"{cycle}-".encode()):
-                    final[x] = value
+        dns = [f"uid=user.{x},{PEOPLE}" for x in touched]
+        for dn, attrs in read_entries(inst.port, dns, ["description"]).items():
+            x = uid_of(dn)
+            value = attrs.get("description", [b""])[0]
+            if x is not None and value.startswith(f"{cycle}-".encode()):
+                final[x] = value
         v = judge(logs, final)
         for f in ("acked", "entries", "lost", "inflight", "inflight_applied", "foreign"):
             setattr(total, f, getattr(total, f) + getattr(v, f))
@@ -466,11 +417,13 @@ def _read_attr(port: int, dn: str, attr: str) -> list[bytes]:
         c.close()
 
 
-def _syncprov_instance(lab: Lab, eng: Engine, name: str) -> Instance:
-    """A loaded instance that serves as a replication provider (the syncprov overlay)."""
+def _syncprov_instance(lab: Lab, eng: Engine, name: str, own_load: bool = False) -> Instance:
+    """A loaded instance that serves as a replication provider (the syncprov overlay);
+    own_load: loaded by its own slapadd, not copied (Lab.instance)."""
     return lab.instance(
         eng,
         name,
+        own_load=own_load,
         extra_global="moduleload syncprov\n",
         extra_db="overlay syncprov\nsyncprov-checkpoint 1000 1\n",
     )
@@ -654,7 +607,7 @@ def _mpr(
     # what the three now agree on, against what the clients were told
     final: dict[int, bytes | None] = {}
     for dn, attrs in final_tree.items():
-        x = _uid_of(dn)
+        x = uid_of(dn)
         if x is not None:
             vals = attrs.get("description", [])
             final[x] = vals[0] if vals and vals[0].startswith(b"mpr-") else None
@@ -733,22 +686,3 @@ def _converge(
         if time.monotonic() > bound:
             raise LabError(f"the servers did not agree in time: contextCSN {csns}; {diff}")
         time.sleep(0.02)
-
-
-def tree_diff(trees: list[dict[str, dict]]) -> str:
-    """The first few entries on which the servers' trees differ, for the failure message."""
-    out = []
-    for dn in sorted(set().union(*trees)):
-        views = [t.get(dn) for t in trees]
-        if all(v == views[0] for v in views):
-            continue
-        attrs = sorted({a for v in views if v for a in v})
-        diffs = {
-            a: [(v or {}).get(a, [b"-"])[0][:48] for v in views]
-            for a in attrs
-            if len({str((v or {}).get(a)) for v in views}) > 1
-        }
-        out.append(f"{dn}: {diffs}")
-        if len(out) == 3:
-            break
-    return f"{sum(1 for _ in out)}+ entries differ: " + " | ".join(out) if out else "trees equal"

@@ -7,6 +7,11 @@ clients start together; the first `warmup` seconds are run but not counted; then
 as SLAMD's statistics intervals are.  Every loop is bounded: no new request after the
 window, and the outstanding ones are drained within a fixed grace period.
 
+A ModRate client j of k writes only the entries x with x % k == j and never has two
+modifies of one entry in flight, so that what the job leaves is decidable: each entry must
+hold the value of its last acknowledged modify.  The job returns that record as `acked`
+(lab/verify.py reads a sample back after the window).
+
 What a job reports per operation kind: operations and errors in the window, ops/s per
 interval and overall, average/p50/p99 latency, and the CPU split of the window (slapd
 from /proc, clients from their own os.times(), the rest of the machine from /proc/stat),
@@ -15,13 +20,13 @@ so that a client-bound or disturbed run shows in its numbers.
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing as mp
 import os
 import random
 import statistics
-import string
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +35,6 @@ from . import ldapwire
 from .makeldif import PEOPLE, ROOTDN, ROOTPW, SUFFIX
 
 GRACE_S = 30.0  # longest wait for outstanding responses after the window
-_VALUE_CHARS = string.ascii_letters + string.digits
 
 
 @dataclass
@@ -55,6 +59,8 @@ class KindResult:
     latencies_us: list[float] = field(default_factory=list)
     intervals: list[int] = field(default_factory=list)
     client_cpu_s: float = 0.0
+    acked: dict[int, int] = field(default_factory=dict)  # modify: entry -> seq (own entries)
+    value_seed: int = 0  # modify: the seed of modify_value
 
     def summary(self, duration: float) -> dict[str, float]:
         lat = sorted(self.latencies_us)
@@ -71,19 +77,73 @@ class KindResult:
         }
 
 
-def _request(kind: str, n: int, r: random.Random) -> tuple[bytes, int]:
-    """One request and the response tag that ends it."""
-    x = r.randrange(n)
-    if kind == "search":
-        # SearchRate: (uid=user.[0-N)) under ou=People, every user attribute
-        flt = ldapwire.equality("uid", f"user.{x}")
-        return ldapwire.search_request(PEOPLE, flt), ldapwire.SEARCH_DONE
-    # ModRate: replace description with an 80-character random value
-    value = "".join(r.choices(_VALUE_CHARS, k=80))
-    return (
-        ldapwire.modify_replace(f"uid=user.{x},{PEOPLE}", "description", value),
-        ldapwire.MODIFY_RESPONSE,
-    )
+def _search(n: int, r: random.Random) -> bytes:
+    """SearchRate: (uid=user.[0-N)) under ou=People, every user attribute."""
+    return ldapwire.search_request(PEOPLE, ldapwire.equality("uid", f"user.{r.randrange(n)}"))
+
+
+def modify_value(seed: int, seq: int) -> str:
+    """The 80 characters the modify client with this seed writes in its seq-th modify: a
+    function of the two, so a client reports what it wrote as {entry: seq} and the parent
+    rebuilds the values it needs (a million entries' values would not travel well)."""
+    return hashlib.blake2b(f"{seed}:{seq}".encode(), digest_size=40).hexdigest()
+
+
+class Owned:
+    """The entries one modify client writes and which of them have a modify in flight: it
+    never sends a second modify of an entry before the first was answered, so the modifies
+    of an entry form a sequence and its last acknowledged one is the one that must stand.
+    With shared entries (lab/failures.py's mpr), one pick in four comes from those."""
+
+    def __init__(self, own: Sequence[int], r: random.Random, shared: Sequence[int] = ()) -> None:
+        self.own, self.shared, self.r = own, shared, r
+        self.busy: set[int] = set()
+
+    def pick(self) -> int | None:
+        """A random entry with no modify in flight, marked busy; None after 20 busy tries."""
+        pool = self.shared if self.shared and self.r.random() < 0.25 else self.own
+        for _ in range(20):
+            x = self.r.choice(pool)
+            if x not in self.busy:
+                self.busy.add(x)
+                return x
+        return None
+
+    def done(self, x: int) -> None:
+        self.busy.discard(x)
+
+
+def entry_dn(x: int) -> str:
+    return f"uid=user.{x},{PEOPLE}"
+
+
+class Acked(Mapping[str, str]):
+    """{dn: the value of its last acknowledged modify} of a ModRate job: kept as each
+    client's (seed, {entry: seq}) (the clients' entries are disjoint), each value rebuilt
+    by modify_value when it is read."""
+
+    def __init__(self, parts: list[tuple[int, dict[int, int]]]) -> None:
+        self.parts = parts
+
+    def _entry(self, dn: str) -> int:
+        head, _, parent = dn.partition(",")
+        if parent.lower() != PEOPLE.lower() or not head.lower().startswith("uid=user."):
+            raise KeyError(dn)
+        return int(head[len("uid=user.") :])
+
+    def __getitem__(self, dn: str) -> str:
+        x = self._entry(dn)
+        for seed, last in self.parts:
+            if x in last:
+                return modify_value(seed, last[x])
+        raise KeyError(dn)
+
+    def __iter__(self) -> Iterator[str]:
+        for _seed, last in self.parts:
+            yield from (entry_dn(x) for x in last)
+
+    def __len__(self) -> int:
+        return sum(len(last) for _seed, last in self.parts)
 
 
 @contextmanager
@@ -99,25 +159,50 @@ def reporting(conn: Any, what: str) -> Iterator[None]:
 
 
 def _client(
-    kind: str, port: int, n: int, depth: int, seed: int, t0: float, tm: Timing, conn: Any
+    kind: str,
+    port: int,
+    n: int,
+    depth: int,
+    seed: int,
+    part: tuple[int, int],
+    t0: float,
+    tm: Timing,
+    conn: Any,
 ) -> None:
-    """One client process: returns its counts through conn."""
+    """One client process: returns its counts through conn.  A modify client writes the
+    entries x with x % parts == part (part = (part, parts)) and returns {entry: seq of its
+    last acknowledged modify} (an entry whose last modify went unanswered is left out:
+    its value is not decidable)."""
     out = KindResult(kind)
     with reporting(conn, f"{kind} client"):
         c = ldapwire.Connection(port)
         if kind == "modify":
             c.bind(ROOTDN, ROOTPW)
         r = random.Random(seed)
+        owned = Owned(range(part[0], n, part[1]), r)
+        seq = 0
         win_start, win_end = t0 + tm.warmup, t0 + tm.warmup + tm.duration
         nbuckets = max(1, round((tm.warmup + tm.duration) / tm.interval))
         buckets = [0] * nbuckets
-        pending: dict[int, float] = {}
+        pending: dict[int, tuple[float, int, int]] = {}  # msgid: sent, entry, seq
         cpu_marks: list[float] = []
+
+        def send() -> None:
+            nonlocal seq
+            if kind == "search":
+                pending[c.send(_search(n, r))] = (time.monotonic(), -1, 0)
+                return
+            x = owned.pick()
+            if x is None:
+                return
+            seq += 1
+            req = ldapwire.modify_replace(entry_dn(x), "description", modify_value(seed, seq))
+            pending[c.send(req)] = (time.monotonic(), x, seq)
+
         while time.monotonic() < t0:
             time.sleep(min(0.01, max(0.0, t0 - time.monotonic())))
         for _ in range(depth):
-            req, _tag = _request(kind, n, r)
-            pending[c.send(req)] = time.monotonic()
+            send()
         end_tag = ldapwire.SEARCH_DONE if kind == "search" else ldapwire.MODIFY_RESPONSE
         hard_stop = win_end + GRACE_S
         while pending:
@@ -136,7 +221,11 @@ def _client(
                     done.append((mid, ldapwire.result_code(c.buf, start)))
             now = time.monotonic()
             for mid, rc in done:
-                sent = pending.pop(mid)
+                sent, x, sq = pending.pop(mid)
+                if x >= 0:
+                    owned.done(x)
+                    if rc == 0:
+                        out.acked[x] = sq
                 if win_start <= now < win_end:
                     out.ops += 1
                     out.latencies_us.append((now - sent) * 1e6)
@@ -148,12 +237,14 @@ def _client(
                 if 0 <= b < nbuckets:
                     buckets[b] += 1
                 if now < win_end:
-                    req, _tag = _request(kind, n, r)
-                    pending[c.send(req)] = time.monotonic()
+                    send()
+        for _sent, x, _sq in pending.values():
+            out.acked.pop(x, None)
         if len(cpu_marks) == 1:
             cpu_marks.append(sum(os.times()[:2]))
         out.client_cpu_s = cpu_marks[1] - cpu_marks[0] if len(cpu_marks) == 2 else 0.0
         out.intervals = buckets
+        out.value_seed = seed
         c.close()
         conn.send(("ok", out))
 
@@ -204,9 +295,11 @@ def run_job(
     procs, pipes = [], []
     k = 0
     for spec in specs:
-        for _ in range(spec.clients):
+        for j in range(spec.clients):
             p, parent = start_client(
-                ctx, _client, (spec.kind, port, n, spec.depth, seed * 1000 + k, t0, tm)
+                ctx,
+                _client,
+                (spec.kind, port, n, spec.depth, seed * 1000 + k, (j, spec.clients), t0, tm),
             )
             procs.append(p)
             pipes.append(parent)
@@ -218,12 +311,15 @@ def run_job(
     time.sleep(max(0.0, t0 + tm.warmup + tm.duration - time.monotonic()))
     slapd1, busy1 = _proc_cpu_s(slapd_pid), _busy_jiffies()
     results: dict[str, KindResult] = {}
+    acked: list[tuple[int, dict[int, int]]] = []
     failures = []
     for p, pipe in zip(procs, pipes):
         status, payload = client_result(p, pipe, GRACE_S + 10, "a client sent no result")
         if status != "ok":
             failures.append(payload)
             continue
+        if payload.kind == "modify":
+            acked.append((payload.value_seed, payload.acked))
         agg = results.setdefault(payload.kind, KindResult(payload.kind))
         agg.ops += payload.ops
         agg.errors += payload.errors
@@ -247,6 +343,7 @@ def run_job(
         "client_cpu_share": client_s / (tm.duration * cores),
         "other_cpu_share": max(0.0, (busy_s - slapd_s - client_s) / max(window_total_s, 1e-9)),
         "warmup_buckets": round(tm.warmup / tm.interval),
+        "acked": Acked(acked),  # what the modify clients were told (lab/verify.py checks it)
     }
 
 

@@ -21,18 +21,23 @@ from .summary import ENGINE_ORDER, group, stats  # noqa: E402
 
 COLORS = {"stock": "#7f7f7f", "mdb": "#d62728"}
 Groups = dict[tuple, dict[str, dict[int, float]]]
+RATE_EXPERIMENTS = ("table4", "table5", "table6")
+
+
+Bar = str | tuple[str, str, tuple]  # a metric, or (label, metric, its own series)
 
 
 def _bars(
-    ax: Any, groups: Groups, exp: str, metrics: list[str], series: tuple = (), log: bool = False
+    ax: Any, groups: Groups, exp: str, metrics: list[Bar], series: tuple = (), log: bool = False
 ) -> bool:
     """Grouped bars (one group per metric, one bar per engine), median with min..max."""
     drawn = False
     width = 0.38
+    items = [(m, m, series) if isinstance(m, str) else m for m in metrics]
     for j, eng in enumerate(ENGINE_ORDER):
         xs, meds, los, his = [], [], [], []
-        for i, m in enumerate(metrics):
-            vals = groups.get((exp, m, series), {}).get(eng)
+        for i, (_label, m, ser) in enumerate(items):
+            vals = groups.get((exp, m, ser), {}).get(eng)
             if not vals:
                 continue
             med, lo, hi = stats(list(vals.values()))
@@ -43,7 +48,7 @@ def _bars(
         if xs:
             ax.bar(xs, meds, width, yerr=[los, his], capsize=3, color=COLORS[eng], label=eng)
             drawn = True
-    ax.set_xticks(range(len(metrics)), metrics, rotation=15, fontsize=8)
+    ax.set_xticks(range(len(items)), [i[0] for i in items], rotation=15, fontsize=8)
     if log:
         ax.set_yscale("log")
     ax.legend(fontsize=8)
@@ -100,17 +105,19 @@ def _lines(
 def _timeseries(
     ax: Any, rows: list[dict[str, Any]], exp: str, metric: str, variant: str | None = None
 ) -> bool:
-    """Per-interval ops/s of every round, one line each; warm-up intervals shaded."""
-    runs: dict[tuple[str, int], list[tuple[int, float, bool]]] = defaultdict(list)
+    """Per-interval ops/s of every round, one line each; warm-up intervals shaded.  Rows
+    of rate jobs name their load client: the compiled one's lines are solid, the Python
+    one's dashed."""
+    runs: dict[tuple[str, int, str], list[tuple[int, float, bool]]] = defaultdict(list)
     for r in rows:
         if r["experiment"] == exp and r["metric"] == metric and "interval" in r:
             if variant is not None and r.get("variant") != variant:
                 continue
-            runs[(r["engine"], r["round"])].append(
+            runs[(r["engine"], r["round"], r.get("client", ""))].append(
                 (r["interval"], r["value"], r.get("warmup", False))
             )
     warm = 0
-    for (eng, rnd), pts in sorted(runs.items()):
+    for (eng, rnd, client), pts in sorted(runs.items()):
         pts.sort()
         warm = max(warm, sum(1 for p in pts if p[2]))
         ax.plot(
@@ -119,7 +126,8 @@ def _timeseries(
             color=COLORS.get(eng, "k"),
             alpha=0.8,
             lw=1.2,
-            label=f"{eng} round {rnd + 1}",
+            ls="--" if client == "lab" else "-",
+            label=f"{eng} round {rnd + 1}" + (f" {client}" if client else ""),
         )
     if warm:
         ax.axvspan(0.5, warm + 0.5, color="#eeeeee", zorder=0, label="warm-up (not counted)")
@@ -153,6 +161,9 @@ def _figure(name: str, title: str, ncols: int, width: float = 11) -> tuple[Any, 
 
 def plot_all(results: str, out: str) -> list[str]:
     rows = load_rows(results)
+    for r in rows:
+        if r["experiment"] in RATE_EXPERIMENTS and r["metric"] != "failure":
+            r.setdefault("client", "lab")  # results from before lab/ldload had one client
     exp_rows = defaultdict(list)
     for r in rows:
         exp_rows[r["experiment"]].append(r)
@@ -226,47 +237,70 @@ def _draw(exp: str, rows: list[dict[str, Any]], g: Groups) -> Any:
     return fig
 
 
+CLIENTS = ("lab", "ldload")  # lab/load.py's Python client, lab/ldload's compiled one
+
+
+def _per_client(metric: str, fixed: tuple = ()) -> list[Bar]:
+    """One bar group per load client for metric (rate rows name their client)."""
+    return [(f"{metric}\n{c}", metric, (*fixed, ("client", c))) for c in CLIENTS]
+
+
 def _draw_rate(exp: str, rows: list[dict[str, Any]], g: Groups) -> Any:
     titles = {
         "table4": "Table 4: SearchRate",
         "table5": "Table 5: ModRate (dbnosync and durable)",
         "table6": "Table 6: SearchRate and ModRate at once",
     }
-    fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
-    fig.suptitle(titles[exp], fontsize=11)
+    fig, axes = plt.subplots(2, 3, figsize=(16, 7.5))
+    fig.suptitle(
+        titles[exp] + " -- Python client (lab, dashed) and compiled client (ldload, solid)",
+        fontsize=11,
+    )
     a = axes.flatten()
     if exp == "table5":
+        nosync = (("variant", "nosync"),)
         _timeseries(a[0], rows, exp, "interval_ops_s", "nosync")
         a[0].set_title("dbnosync: ops/s per interval", fontsize=9)
         _timeseries(a[1], rows, exp, "interval_ops_s", "sync")
         a[1].set_title("durable: ops/s per interval", fontsize=9)
-        _lines(a[2], g, exp, "ops_s", "variant")
-        _bars(a[3], g, exp, ["avg_ms", "p50_ms", "p99_ms"], (("variant", "nosync"),), log=True)
+        sync = (("variant", "sync"),)
+        rates = _per_client("ops_s", nosync) + _per_client("ops_s", sync)
+        _bars(a[2], g, exp, [(f"{lab} {v}", m, ser) for (lab, m, ser), v in zip(rates, "nnss")])
+        a[2].set_yscale("log")
+        a[2].set_title("ops/s, dbnosync (n) and durable (s), log", fontsize=9)
+        lat = [b for m in ("avg_ms", "p99_ms") for b in _per_client(m, nosync)]
+        _bars(a[3], g, exp, lat, log=True)
         a[3].set_title("dbnosync latency (ms, log)", fontsize=9)
+        _bars(a[4], g, exp, _per_client("slapd_cpu_us_per_op", nosync))
+        a[4].set_ylabel("dbnosync: slapd CPU us per modify")
+        _bars(a[5], g, exp, _per_client("client_cpu_share", nosync))
     elif exp == "table6":
         _timeseries(a[0], rows, exp, "search_interval_ops_s")
         a[0].set_title("searches per interval", fontsize=9)
         _timeseries(a[1], rows, exp, "modify_interval_ops_s")
         a[1].set_title("modifies per interval", fontsize=9)
-        _bars(a[2], g, exp, ["search_ops_s", "modify_ops_s"])
+        _bars(a[2], g, exp, _per_client("search_ops_s") + _per_client("modify_ops_s"))
         a[2].set_ylabel("ops/s")
-        _bars(
-            a[3],
-            g,
-            exp,
-            ["search_avg_ms", "search_p99_ms", "modify_avg_ms", "modify_p99_ms"],
-            log=True,
-        )
-        a[3].set_ylabel("ms (log)")
+        lat = [b for m in ("search_p99_ms", "modify_p99_ms") for b in _per_client(m)]
+        _bars(a[3], g, exp, lat, log=True)
+        a[3].set_ylabel("p99 ms (log)")
+        _bars(a[4], g, exp, _per_client("slapd_cpu_us_per_op"))
+        a[4].set_ylabel("slapd CPU us per operation")
+        _bars(a[5], g, exp, _per_client("client_cpu_share"))
     else:
         _timeseries(a[0], rows, exp, "interval_ops_s")
         a[0].set_title("ops/s per interval", fontsize=9)
-        _bars(a[1], g, exp, ["ops_s"])
+        _bars(a[1], g, exp, _per_client("ops_s"))
         a[1].set_ylabel("ops/s")
-        _bars(a[2], g, exp, ["avg_ms", "p50_ms", "p99_ms"], log=True)
+        lat = [b for m in ("avg_ms", "p50_ms", "p99_ms") for b in _per_client(m)]
+        _bars(a[2], g, exp, lat, log=True)
         a[2].set_ylabel("ms (log)")
-        _bars(a[3], g, exp, ["slapd_cpu_us_per_op"])
+        _bars(a[3], g, exp, _per_client("slapd_cpu_us_per_op"))
         a[3].set_ylabel("slapd CPU us per operation")
+        _bars(a[4], g, exp, _per_client("client_cpu_share"))
+        a[5].axis("off")
+    a[-1 if exp != "table4" else 4].axhline(0.15, color="k", ls=":", lw=0.8)
+    a[-1 if exp != "table4" else 4].set_ylabel("client CPU share of the machine (limit 0.15)")
     return fig
 
 

@@ -13,7 +13,8 @@ whole intervals after it (the consumer replicating in persist mode) when the job
 longer than the refresh.  When the refresh
 outlasts the job, the wait goes on without load (bounded by the step's timeout) and the
 row says so (`outlasted_load`).
-Afterwards the consumer must hold every entry.
+Afterwards the consumer must hold every entry, and a sample of the entries the ModRate
+client modified must hold their last acknowledged values on the provider (lab/verify.py).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import ldapwire, load
+from . import ldapwire, load, verify
 from .failures import _read_attr, _syncprov_instance, _syncrepl
 from .makeldif import SUFFIX
 from .slapd import Engine, Instance, LabError
@@ -102,6 +103,7 @@ def _run(
     c.close()
     if rc != 0 or count != lab.size.entries + 2:
         raise LabError(f"the consumer holds {count} entries after its refresh (rc {rc})")
+    verify.modified_rows(lab, "refresh-under-load", eng, rnd, prov.port, job["acked"])
     # rates from the 1-second intervals: without (baseline) and during the refresh
     i_join = int(t_join - t0)  # the intervals that overlap the refresh
     i_done = int(t_done - t0) + 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from .fastclient import CLIENT_SHARE_MAX
 from .results import load_rows
 from .summary import group, higher_is_better, ratio, stats
 
@@ -18,13 +19,14 @@ HEADLINE = {
     "table2": ("scan_first_s", "scan_second_s", "slapd_rss_mb", "file_read_s"),
     "table3": ("avg_scan_s",),
     "table4": ("ops_s", "avg_ms", "p99_ms", "slapd_cpu_us_per_op", "client_cpu_share"),
-    "table5": ("ops_s", "avg_ms", "p99_ms", "slapd_cpu_us_per_op"),
+    "table5": ("ops_s", "avg_ms", "p99_ms", "slapd_cpu_us_per_op", "client_cpu_share"),
     "table6": (
         "search_ops_s",
         "search_avg_ms",
         "modify_ops_s",
         "modify_avg_ms",
         "slapd_cpu_us_per_op",
+        "client_cpu_share",
     ),
     "seed001": ("begin_us", "renew_us", "create_last_us"),
     "seed002": ("seconds", "used_mb"),
@@ -62,6 +64,9 @@ HEADLINE = {
         "modify_after_ops_s",
     ),
 }
+
+
+CHECKS = ("verify_checked", "verify_mismatches", "replica_entries", "replica_differences")
 
 
 def _fmt(v: float) -> str:
@@ -131,9 +136,42 @@ def markdown(results: str, reference: str = "stock") -> str:
         f"Rows: {len(rows)}; measured while the rest of the machine was busy: {busy}; "
         f"failed steps: {len(failures)}.",
     ]
+    lines += _client_lines(rows)
+    checks = {m: [r for r in rows if r["metric"] == m] for m in CHECKS}
+    if any(checks.values()):
+        tot = {m: sum(r["value"] for r in v) for m, v in checks.items()}
+        lines.append(
+            f"Read-back checks (ldap3, lab/verify.py): {len(checks['verify_checked'])} after "
+            f"ModRate jobs, {tot['verify_checked']:,.0f} entries read back, "
+            f"{tot['verify_mismatches']:,.0f} not holding their last acknowledged value; "
+            f"{len(checks['replica_entries'])} provider/consumer comparisons, "
+            f"{tot['replica_entries']:,.0f} entries compared, "
+            f"{tot['replica_differences']:,.0f} differing."
+        )
     for f in failures:
         lines.append(f"- FAILED: {f.get('message', '')}")
     return "\n".join(lines) + "\n"
+
+
+def _client_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """Where rate rows name their load client (lab/fastclient.py): the client CPU bound,
+    and how many rows were measured above it (the client may then have set the rate)."""
+    rated = [r for r in rows if "client_cpu_share" in r and "interval" not in r]
+    if not rated:
+        return []
+    out = [
+        "",
+        "Rate jobs (table4-6) run twice on the same server: `client=lab` is the lab's Python "
+        "client, `client=ldload` the compiled one (lab/ldload). A job whose client used over "
+        f"{CLIENT_SHARE_MAX:.0%} of the machine is flagged `client_bound`.",
+    ]
+    for client in sorted({r.get("client", "lab") for r in rated}):
+        mine = [r for r in rated if r.get("client", "lab") == client]
+        bound = sum(1 for r in mine if r.get("client_bound"))
+        shares = [r["value"] for r in mine if r["metric"] == "client_cpu_share"]
+        top = f"; highest client CPU share {max(shares):.1%}" if shares else ""
+        out.append(f"- client {client}: {bound} of {len(mine)} rows client_bound{top}.")
+    return out
 
 
 def _order(item: tuple[tuple, Any]) -> tuple:

@@ -6,8 +6,9 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
-# row fields that split one metric into several series (a concurrency, a DB count, ...)
-SERIES_KEYS = ("variant", "concurrency", "ndbs", "n", "mode")
+# row fields that split one metric into several series (a concurrency, a DB count, the
+# load client of a rate job, ...)
+SERIES_KEYS = ("variant", "concurrency", "ndbs", "n", "mode", "client")
 # metrics where more is better; everything else (times, sizes, CPU per op) is better lower
 HIGHER_IS_BETTER = ("ops_s", "entries_s")
 ENGINE_ORDER = ("stock", "mdb")

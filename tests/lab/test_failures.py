@@ -4,7 +4,8 @@ themselves run in test_lab_smoke.py."""
 
 from __future__ import annotations
 
-from lab.failures import ClientLog, judge, tree_diff, tree_digest
+from lab.failures import ClientLog, judge
+from lab.verify import tree_diff, tree_digest
 
 
 def log(acked=(), unanswered=()) -> ClientLog:

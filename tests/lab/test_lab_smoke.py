@@ -35,17 +35,37 @@ EXPECTED = {
         "slapd_cpu_us_per_op",
         "interval_ops_s",
     },
-    "table5": {"ops_s", "avg_ms", "p99_ms", "errors", "slapd_cpu_us_per_op", "interval_ops_s"},
+    "table5": {
+        "ops_s",
+        "avg_ms",
+        "p99_ms",
+        "errors",
+        "slapd_cpu_us_per_op",
+        "interval_ops_s",
+        "verify_checked",
+        "verify_mismatches",
+    },
     "table6": {
         "search_ops_s",
         "modify_ops_s",
         "search_errors",
         "modify_errors",
         "slapd_cpu_us_per_op",
+        "verify_checked",
+        "verify_mismatches",
     },
     "seed001": {"begin_us", "renew_us", "create_last_us", "reopen_last_us"},
     "seed002": {"seconds", "used_mb", "leaf_pages"},
-    "syncrepl": {"refresh_s", "lag_p50_ms", "lag_p99_ms", "provider_mod_ops_s"},
+    "syncrepl": {
+        "refresh_s",
+        "lag_p50_ms",
+        "lag_p99_ms",
+        "provider_mod_ops_s",
+        "replica_entries",
+        "replica_differences",
+        "verify_checked",
+        "verify_mismatches",
+    },
     "crash": {
         "kills",
         "acked_modifies",
@@ -83,6 +103,8 @@ EXPECTED = {
         "search_interval_ops_s",
         "join_at_s",
         "refreshed_at_s",
+        "verify_checked",
+        "verify_mismatches",
     },
 }
 
@@ -183,6 +205,56 @@ def test_no_ldap_errors_and_rate_jobs_did_work(smoke) -> None:
     # (mpr's killed provider has no rate while it is down)
     rates = [x for x in rates if not (x["experiment"] == "mpr" and "during" in x["metric"])]
     assert rates and all(x["value"] > 0 for x in rates)
+
+
+def test_rate_jobs_ran_both_clients_and_name_their_cpu_share(smoke) -> None:
+    """table4-6: every engine and round has rows from the Python client and from ldload
+    (lab/fastclient.py), each row naming its client and that client's CPU share."""
+    _, rows, _ = smoke
+    rate = [x for x in rows if x["experiment"] in ("table4", "table5", "table6")]
+    for x in rate:
+        assert x["client"] in ("lab", "ldload"), x
+        assert 0 <= x["client_cpu_share"] <= 1
+        assert x["client_bound"] == (x["client_cpu_share"] > 0.15)
+    for exp in ("table4", "table5", "table6"):
+        for eng in slapd.ENGINES:
+            for rnd in range(ROUNDS):
+                got = {
+                    (x["client"], x.get("variant"))
+                    for x in rate
+                    if (x["experiment"], x["engine"], x["round"]) == (exp, eng, rnd)
+                    and x["metric"].endswith("ops_s")
+                    and "interval" not in x
+                }
+                variants = ("nosync", "sync") if exp == "table5" else (None,)
+                assert got == {(c, v) for c in ("lab", "ldload") for v in variants}, (exp, eng)
+
+
+def test_the_read_back_checks_ran_and_found_every_value(smoke) -> None:
+    """After every ModRate job (table5's two variants, table6, refresh-under-load, and on
+    syncrepl's consumer) a sample of the modified entries was read back with ldap3 and
+    held its last acknowledged value; provider and consumer held the same tree after the
+    refresh and after the load."""
+    _, rows, _ = smoke
+    n = experiments.SIZES["smoke"].entries + 2
+    for eng in slapd.ENGINES:
+        for rnd in range(ROUNDS):
+            got = [x for x in rows if (x["engine"], x["round"]) == (eng, rnd)]
+            checked = [x for x in got if x["metric"] == "verify_checked"]
+            where = {(x["experiment"], x.get("variant", x.get("on", ""))) for x in checked}
+            assert where >= {
+                ("refresh-under-load", ""),
+                ("syncrepl", "consumer"),
+                ("table5", "nosync"),
+                ("table5", "sync"),
+                ("table6", ""),
+            }, (eng, rnd)
+            assert all(x["value"] == min(500, x["acked_entries"]) > 0 for x in checked)
+            assert not [x for x in got if x["metric"] == "verify_mismatches" and x["value"]]
+            compared = [x for x in got if x["metric"] == "replica_entries"]
+            assert sorted(x["phase"] for x in compared) == ["lag", "refresh"]
+            assert {(x["value"], x["consumer_entries"]) for x in compared} == {(n, n)}
+            assert not [x for x in got if x["metric"] == "replica_differences" and x["value"]]
 
 
 def _sum(rows, exp: str, eng: str, metric: str, **where) -> float:

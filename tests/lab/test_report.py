@@ -38,3 +38,19 @@ def test_ratio_against_each_reference(tmp_path) -> None:
 def test_rounds_without_a_pair_are_left_out(tmp_path) -> None:
     _rows(tmp_path, {"baseline": [100, 100], "mdb": [150, 150, 999]})
     assert "| 1.50 (1.50..1.50) | mdb |" in _line(report.markdown(str(tmp_path), "baseline"))
+
+
+def test_each_load_client_has_its_own_lines_and_its_cpu_bound_is_counted(tmp_path) -> None:
+    with open(tmp_path / "results.jsonl", "w") as f:
+        for client, rate, share in (("lab", 100.0, 0.30), ("ldload", 150.0, 0.05)):
+            for engine in ("stock", "mdb"):
+                for metric, v in (("ops_s", rate), ("client_cpu_share", share)):
+                    row = {"experiment": "table4", "metric": metric, "engine": engine}
+                    row.update(round=0, value=v, client=client, client_cpu_share=share)
+                    row["client_bound"] = share > 0.15
+                    f.write(json.dumps(row) + "\n")
+    text = report.markdown(str(tmp_path))
+    assert "| table4 | ops_s | client=lab | 100 | 100 |" in text
+    assert "| table4 | ops_s | client=ldload | 150 | 150 |" in text
+    assert "- client lab: 4 of 4 rows client_bound; highest client CPU share 30.0%." in text
+    assert "- client ldload: 0 of 4 rows client_bound; highest client CPU share 5.0%." in text

@@ -724,8 +724,6 @@ static void t_new_file_page0_damaged(void)
 {
     char p[600];
     MDB_env *env = new_env(0);
-    MDB_stat est;
-    CHECK(mdb_env_stat(env, &est));
     mdb_env_close(env);
     data_path(p, sizeof p, work);
     size_t len;

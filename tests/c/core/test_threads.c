@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "lmdb.h"
 #include "mdbtest.h"
@@ -19,6 +20,18 @@
 static MDB_env *env;
 static volatile int done;
 static long snaps[8];
+/* full snapshots taken before the writer's last generation: the test is only a test of
+ * concurrency if some reader looked while the writer was still going */
+static int midstream;
+
+/* Halfway, the writer waits (at most 10 s) for a reader to have looked at a complete
+ * generation, so that the readers cannot all have run before or after it. */
+static void wait_for_a_reader(void)
+{
+    struct timespec pause = {0, 1000000};
+    for (int i = 0; i < 10000 && __atomic_load_n(&midstream, __ATOMIC_ACQUIRE) == 0; i++)
+        nanosleep(&pause, NULL);
+}
 
 static void *writer(void *arg)
 {
@@ -37,6 +50,8 @@ static void *writer(void *arg)
             CHECK(mdb_put(t, 1, &k, &v, 0));
         }
         CHECK(mdb_txn_commit(t));
+        if (g == GENS / 2)
+            wait_for_a_reader();
     }
     done = 1;
     return NULL;
@@ -74,6 +89,8 @@ static void *reader(void *arg)
             exit(1);
         }
         snaps[id]++;
+        if (n == NKEYS && gen < GENS)
+            __atomic_add_fetch(&midstream, 1, __ATOMIC_RELEASE);
         mdb_txn_reset(t);
         CHECK(mdb_txn_renew(t));
     }
@@ -103,7 +120,12 @@ int main(int argc, char **argv)
     MDB_envinfo info;
     CHECK(mdb_env_info(env, &info));
     mdb_env_close(env);
-    printf("threads%s: %d commits, %ld consistent snapshots, last_pgno %zu\n",
-           flags ? " (NOTLS)" : "", GENS, total, info.me_last_pgno);
+    printf("threads%s: %d commits, %ld consistent snapshots (%d of a complete generation "
+           "while the writer ran), last_pgno %zu\n",
+           flags ? " (NOTLS)" : "", GENS, total, midstream, info.me_last_pgno);
+    if (midstream == 0) {
+        fprintf(stderr, "no reader saw a complete generation while the writer ran\n");
+        return 1;
+    }
     return 0;
 }
