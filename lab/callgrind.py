@@ -162,7 +162,13 @@ def slapadd_profile(eng: Engine, work: str, n: int) -> dict[str, Any]:
 
 
 def _op(kind: str, n: int, r: random.Random) -> tuple[bytes, int]:
-    return load._request(kind, n, r)
+    """One request of the lab's SearchRate or ModRate (a random entry's description set
+    to 80 characters) and the response tag that ends it."""
+    if kind == "search":
+        return load._search(n, r), ldapwire.SEARCH_DONE
+    value = load.modify_value(r.randrange(1 << 30), 0)
+    req = ldapwire.modify_replace(load.entry_dn(r.randrange(n)), "description", value)
+    return req, ldapwire.MODIFY_RESPONSE
 
 
 def server_profile(eng: Engine, work: str, n: int, kind: str, warm: int, ops: int) -> dict:

@@ -75,3 +75,16 @@ def test_the_engine_bucket_is_the_preloaded_library_only() -> None:
     assert callgrind._bucket("/usr/sbin/slapd", ENGINE) == "slapd"
     assert callgrind._bucket("/usr/lib/x86_64-linux-gnu/libc.so.6", ENGINE) == "libc"
     assert callgrind._bucket("/usr/lib/x86_64-linux-gnu/liblber-2.5.so.0", None) == "other"
+
+
+def test_the_profiled_requests_are_the_labs_searchrate_and_modrate() -> None:
+    import random
+
+    from lab import ldapwire
+
+    r = random.Random(1)
+    search, tag = callgrind._op("search", 10, r)
+    assert tag == ldapwire.SEARCH_DONE and b"uid" in search and b"user." in search
+    modify, tag = callgrind._op("modify", 10, r)
+    assert tag == ldapwire.MODIFY_RESPONSE
+    assert b"ou=People" in modify and b"description" in modify
