@@ -636,6 +636,35 @@ static int match_data(MDB_cursor *mc, MDB_val *data, MDB_cursor_op op)
     return 0;
 }
 
+/* After a missed MDB_SET or GET_BOTH, whether the cursor keeps the end mark it had on
+ * was_leaf.  LMDB 0.9 first looks at the leaf an initialised cursor stands on and, when it
+ * answers the miss from there without a search, leaves the cursor's flags alone: so a
+ * cursor at the end stays there, and a NEXT after the miss (or after deleting what the
+ * miss stood on) reports the end.  It answers from the leaf when the key sorts between the
+ * leaf's first and last keys, past its last key with no page to its right, or before its
+ * first key in a tree of one page; any other key is searched for, which clears the mark.
+ * Matched so that a program sees the same answers (fuzz_apidiff found the difference). */
+static int miss_keeps_eof(const MDB_cursor *mc, const page *was_leaf, const MDB_val *key)
+{
+    if (!mc->snum || mc->pg[mc->top] != was_leaf)
+        return 0;
+    unsigned nk = PG_NKEYS(was_leaf);
+    MDB_cmp_func *cmp = cursor_cmp(mc);
+    MDB_val k;
+    if (nk == 0 || leaf_key(mc, was_leaf, 0, &k))
+        return 0;
+    if (cmp_keys(cmp, key, &k) < 0)
+        return mc->top == 0;
+    if (leaf_key(mc, was_leaf, nk - 1, &k))
+        return 0;
+    if (cmp_keys(cmp, key, &k) < 0)
+        return 1;
+    for (unsigned l = 0; l < mc->top; l++)
+        if ((unsigned)mc->ki[l] + 1 < PG_NKEYS(mc->pg[l]))
+            return 0;
+    return 1;
+}
+
 static int go_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
 {
     if (!key)
@@ -653,6 +682,9 @@ static int go_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
      * cursor already on the key stays there without a descent: slapd looks up the parent's
      * key again for each child it adds.  A read cursor is rarely on the key it looks up,
      * so there the comparison would be wasted. */
+    const page *eof_leaf = NULL;
+    if ((mc->flags & (C_INITIALIZED | C_EOF)) == (C_INITIALIZED | C_EOF) && mc->snum)
+        eof_leaf = mc->pg[mc->top];
     int exact;
     int rc = (mc->flags & C_WRITE_TXN) ? cursor_seek_here(mc, key, &exact)
                                        : cursor_seek(mc, key, &exact);
@@ -661,6 +693,8 @@ static int go_set(MDB_cursor *mc, MDB_val *key, MDB_val *data, MDB_cursor_op op)
     if (op != MDB_SET_RANGE && !exact) {
         if (mc->xcursor)
             mc->flags |= C_XUNSET;
+        if (eof_leaf && miss_keeps_eof(mc, eof_leaf, key))
+            mc->flags |= C_EOF;
         return MDB_NOTFOUND;
     }
     if (mc->ki[mc->top] >= PG_NKEYS(mc->pg[mc->top])) {

@@ -174,18 +174,27 @@ def engines() -> dict[str, slapd.Engine]:
     return {name: slapd.make_engine(name) for name in ("mdb", "lmdb-src", "stock")}
 
 
+def _functions_of(path: str) -> set[str]:
+    """Every function the library defines, static ones too (both engines keep symbols)."""
+    r = subprocess.run(["nm", "--defined-only", path], capture_output=True, text=True, check=True)
+    return {
+        p[2] for p in (ln.split() for ln in r.stdout.splitlines()) if len(p) == 3 and p[1] in "tT"
+    }
+
+
 @real
-@pytest.mark.parametrize(
-    "name, own_function", [("mdb", "tree_put"), ("lmdb-src", "mdb_cursor_put")]
-)
+@pytest.mark.parametrize("name", ["mdb", "lmdb-src"])
 def test_a_preloaded_engines_slapadd_has_samples_in_its_library(
-    tmp_path, ldif, engines, name, own_function
+    tmp_path, ldif, engines, name
 ) -> None:
     eng = engines[name]
     prof = perf.slapadd_profile(eng, slapd.Instance(str(tmp_path), eng), ldif, PERIOD)
     assert prof.by["engine"] > 0 and prof.by["total"] > prof.by["engine"]
-    # symbols resolve: the samples are named by the engine's own functions
-    assert any(k.startswith(own_function) for k in prof.funcs), sorted(prof.funcs)[:20]
+    # symbols resolve: most of the engine's samples are named by functions the library
+    # defines (which ones a small load happens to sample varies from run to run)
+    own = _functions_of(eng.preload)
+    named = sum(v for k, v in prof.funcs.items() if k in own)
+    assert named >= prof.by["engine"] / 2, sorted(prof.funcs)[:20]
     assert prof.by["back_mdb"] > 0 and prof.by["slapd"] > 0
 
 

@@ -29,6 +29,7 @@
  *                      FIRST_DUP, LAST_DUP, count and mdb_cursor_del answer EINVAL on a key
  *                      with duplicates and nothing is deleted; on a key with one value, and
  *                      on a plain database, the cursor stands on the next key
+ *                      (a cursor at the end whose miss needs no search keeps its end mark)
  *   s_txn_error_paths  nested begin under MDB_WRITEMAP (MDB_BAD_TXN), calls on a reset read
  *                      txn (EINVAL), a named database's record written through the main
  *                      database (MDB_INCOMPATIBLE; a delete fails the txn and its parent)
@@ -902,6 +903,19 @@ static void s_cursor_after_miss(void) {
     };
     run_cursor_script("miss-getboth", MDB_DUPSORT, "k2=1 k2=2 k4=1 k4=2 k6=1 k6=2",
                       miss_get_both, NSTEPS(miss_get_both));
+    /* A cursor at the end (MDB_LAST) whose lookup misses without a search -- here a key
+     * before the first in a tree of one page -- keeps its end mark in LMDB: after deleting
+     * the key the miss stood on, NEXT reports the end although a key follows. */
+    const struct step miss_keeps_end[] = {
+        {MDB_LAST, NULL, NULL, 0, "k4", "1"},
+        {MDB_SET, "k1", NULL, MDB_NOTFOUND, NULL, NULL},
+        {MDB_GET_CURRENT, NULL, NULL, 0, "k2", "1"},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {MDB_NEXT, NULL, NULL, MDB_NOTFOUND, NULL, NULL},
+        {ENTRIES_STEP, NULL, NULL, 1, NULL, NULL},
+        {MDB_FIRST, NULL, NULL, 0, "k4", "1"},
+    };
+    run_cursor_script("miss-keeps-end", 0, "k2=1 k4=1", miss_keeps_end, NSTEPS(miss_keeps_end));
     /* Where the key at the insertion point holds one value, LMDB has no duplicate
      * position to miss: GET_CURRENT returns that key and mdb_cursor_del deletes it, as on a
      * database without duplicates.  Ours does the same. */
