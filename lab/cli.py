@@ -55,6 +55,13 @@ def list_cmd() -> None:
     default="both",
     show_default=True,
 )
+@click.option(
+    "--also",
+    "also",
+    type=click.Choice(ALL_ENGINES),
+    multiple=True,
+    help="one more engine in the same rounds (repeatable), e.g. stock-nordahead",
+)
 @click.option("--rounds", type=click.IntRange(1, 50), default=3, show_default=True)
 @click.option(
     "--out", type=click.Path(file_okay=False), help="results folder [lab/results/<date>-<size>]"
@@ -76,6 +83,7 @@ def run(
     names: tuple[str, ...],
     size: str,
     engine: str,
+    also: tuple[str, ...],
     rounds: int,
     out: str | None,
     work: str,
@@ -90,7 +98,9 @@ def run(
             f"unknown experiment(s) {', '.join(unknown)}; see `python -m lab list`"
         )
     try:
-        engines = [make_engine(e) for e in (ENGINES if engine == "both" else (engine,))]
+        wanted = list(ENGINES if engine == "both" else (engine,))
+        wanted += [e for e in also if e not in wanted]
+        engines = [make_engine(e) for e in wanted]
         if baseline:
             if "seed001" in chosen:
                 raise LabError(
@@ -140,7 +150,7 @@ def plot(results_dir: str | None, out: str | None) -> None:
 )
 @click.option(
     "--reference",
-    type=click.Choice(["stock", "baseline", "lmdb-src"]),
+    type=click.Choice(["stock", "baseline", "lmdb-src", "stock-nordahead"]),
     default="stock",
     show_default=True,
     help="the engine mdb is compared with (baseline: a run with --baseline)",

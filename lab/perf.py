@@ -27,8 +27,13 @@ under `strace -c -f` (system calls by name), and data.mdb's allocated blocks are
 These two runs go without LD_DEBUG (its log is ~33,000 system calls): `slaptest` in the
 same directory, with the same preload, is checked for the bindings first.
 
+- refresh (not in the default set): a syncrepl consumer's initial refresh of N entries
+  from a syncprov provider, both on the engine; perf on the consumer for the whole refresh
+  (refresh_profile says how no entry falls outside the window); per entry = / N.
+
     python -m lab.perf [--engines mdb,lmdb-src,stock] [--entries 20000] [--rounds 3]
-                       [--only slapadd,search,modify,sys] [--sys-entries 20000,100000] [--json]
+                       [--only slapadd,search,modify,sys,refresh] [--sys-entries 20000,100000]
+                       [--json]
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -47,10 +53,21 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import load
+from . import ldapwire, load
 from .callgrind import _git_commit
 from .callgrind import _ldif as ldif_file
-from .slapd import BACK_MDB, Engine, Instance, LabError, make_engine, tool, used_bytes
+from .failures import _syncrepl
+from .makeldif import SUFFIX
+from .slapd import (
+    BACK_MDB,
+    Engine,
+    Instance,
+    LabError,
+    free_port,
+    make_engine,
+    tool,
+    used_bytes,
+)
 
 PERIOD_NS = 250_000  # one sample per 250 us of a thread's CPU (4 kHz)
 BUCKETS = ("total", "engine", "back_mdb", "slapd", "libc", "kernel", "other")
@@ -323,6 +340,74 @@ def per_op(prof: Profile, ops: float, less: Profile | None = None) -> dict[str, 
     }
 
 
+def refresh_profile(
+    eng: Engine, work: str, ldif: str, n: int, period: int, timeout: float = 1800
+) -> tuple[Profile, dict[str, Any]]:
+    """The profile of a syncrepl consumer's whole initial refresh of n entries, and its
+    figures.  The consumer starts first, on an empty database, and retries its provider
+    every second; perf attaches to it; only then does the provider (syncprov, loaded by
+    slapadd -q -w) start on the port the consumer was given.  So every entry the consumer
+    writes falls inside perf's window, which ends when the consumer's contextCSN equals the
+    provider's.  Both servers' CPU over the refresh comes from /proc."""
+    prov = Instance(os.path.join(work, f"refresh-{eng.name}-provider"), eng,
+                    extra_global="moduleload syncprov\n",
+                    extra_db="overlay syncprov\nsyncprov-checkpoint 1000 1\n")  # fmt: skip
+    prov.slapadd(ldif)
+    port = free_port()
+    cons = Instance(os.path.join(work, f"refresh-{eng.name}-consumer"), eng,
+                    extra_db=_syncrepl(1, port))  # fmt: skip
+    out = os.path.join(cons.dir, "perf-refresh.data")
+    rec: subprocess.Popen[bytes] | None = None
+    try:
+        cons.start()
+        rec = subprocess.Popen([*perf_record(out, period, chains=True), "-p", str(cons.pid)],
+                               env=_clean_env(), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)  # fmt: skip
+        time.sleep(0.5)  # perf is attached well before the first retry reaches the provider
+        if rec.poll() is not None:
+            raise LabError(f"perf record -p {cons.pid} exited {rec.returncode}")
+        c0 = sum(cons.cpu())
+        prov.start(port=port)
+        p0 = sum(prov.cpu())
+        t0 = time.monotonic()
+        want = sorted(ldapwire.read_attr(ldapwire.Connection(prov.port), SUFFIX, "contextCSN"))
+        if not want:
+            raise LabError("the provider's suffix has no contextCSN after slapadd -w")
+        cc = ldapwire.Connection(cons.port)
+        while sorted(ldapwire.read_attr(cc, SUFFIX, "contextCSN")) != want:
+            if time.monotonic() - t0 > timeout:
+                raise LabError(f"the consumer on {eng.name} did not finish its refresh in time")
+            time.sleep(0.05)
+        refresh_s = time.monotonic() - t0
+        cons_cpu, prov_cpu = sum(cons.cpu()) - c0, sum(prov.cpu()) - p0
+        rec.send_signal(signal.SIGINT)
+        _, err = rec.communicate(timeout=120)
+        if rec.returncode not in (0, -signal.SIGINT):
+            raise LabError(f"perf record -p {cons.pid} failed: {err.decode()[-300:]}")
+        rc, count, _ = cc.search(SUFFIX, ldapwire.present("objectClass"), ["1.1"])
+        cc.close()
+        if rc != 0 or count != n + 2:
+            raise LabError(f"the consumer holds {count} entries after refresh, expected {n + 2}")
+    finally:
+        if rec is not None and rec.poll() is None:
+            rec.kill()
+            rec.wait(30)
+        cons.stop()
+        prov.stop()
+    prof = read_profile(out, eng.preload)
+    require_engine_samples(prof, eng, f"the consumer's refresh on {eng.name}")
+    used = used_bytes(cons.db)
+    shutil.rmtree(cons.dir, ignore_errors=True)
+    shutil.rmtree(prov.dir, ignore_errors=True)
+    return prof, {
+        "refresh_s": refresh_s,
+        "entries_s": n / refresh_s,
+        "consumer_cpu_us_per_entry_proc": cons_cpu * 1e6 / n,
+        "provider_cpu_us_per_entry_proc": prov_cpu * 1e6 / n,
+        "consumer_used_bytes": used,
+    }
+
+
 # ---- slapadd's system time: faults, bytes, system calls ----
 
 
@@ -487,7 +572,11 @@ OP_TABLE_BUCKETS = ("total", "engine", "back_mdb", "engine+back_mdb", "slapd", "
 
 def table(rows: list[dict[str, Any]], engines: list[str], top: int) -> str:
     lines: list[str] = []
-    whats = [w for w in ("slapadd entry", "search", "modify") if any(r["what"] == w for r in rows)]
+    whats = [
+        w
+        for w in ("slapadd entry", "search", "modify", "refresh entry")
+        if any(r["what"] == w for r in rows)
+    ]
     for what in whats:
         lines.append(
             f"\n## CPU microseconds per {what} (perf cpu-clock; median (min..max) of rounds)"
@@ -500,8 +589,9 @@ def table(rows: list[dict[str, Any]], engines: list[str], top: int) -> str:
             if not rs:
                 continue
             cells = [_median_spread([r["by"][b] for r in rs]) for b in OP_TABLE_BUCKETS]
+            rate = "entries_s" if what == "refresh entry" else "ops_s"
             ops = (
-                _median_spread([r["ops_s"] for r in rs if "ops_s" in r])
+                _median_spread([r[rate] for r in rs if rate in r])
                 if what != "slapadd entry"
                 else "-"
             )
@@ -607,7 +697,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--engines", default="mdb,lmdb-src,stock")
     ap.add_argument("--entries", type=int, default=20_000, help="slapadd's N, the db searched")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", default="slapadd,search,modify,sys")
+    ap.add_argument(
+        "--only", default="slapadd,search,modify,sys", help="and refresh: a syncrepl consumer's"
+    )
     ap.add_argument("--sys-entries", default="", help="sizes for sys [--entries]")
     ap.add_argument("--strace-max", type=int, default=300_000, help="no strace above this size")
     ap.add_argument("--warmup", type=float, default=3.0)
@@ -682,6 +774,15 @@ def main(argv: list[str] | None = None) -> int:
                             eng, inst, kind, a.entries, spec, tm, a.period_ns
                         )
                         keep({**base, "what": kind, **per_op(prof, job["ops_in_window"]), **job})
+                    shutil.rmtree(d, ignore_errors=True)
+                if "refresh" in only:
+                    d = os.path.join(a.work, f"{name}-{rnd}-refresh")
+                    shutil.rmtree(d, ignore_errors=True)
+                    os.makedirs(d)
+                    prof, fig = refresh_profile(
+                        eng, d, ldif_file(a.work, a.entries), a.entries, a.period_ns
+                    )
+                    keep({**base, "what": "refresh entry", **per_op(prof, a.entries), **fig})
                     shutil.rmtree(d, ignore_errors=True)
                 if "sys" in only:
                     for n in sys_sizes:

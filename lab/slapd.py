@@ -38,7 +38,11 @@ DEBIAN_LMDB = "/usr/lib/x86_64-linux-gnu/liblmdb.so.0"
 BACK_MDB = "/usr/lib/ldap/back_mdb.so"
 SCHEMA = "/etc/ldap/schema"
 ENGINES = ("stock", "mdb")  # the pair every experiment compares (`--engine both`)
-ALL_ENGINES = (*ENGINES, "lmdb-src")
+# stock-nordahead: stock with slapd's `envflags nordahead`, the page-cache effect of ours
+# (writable maps without read-ahead, d3b9194) had by configuration; it tells that effect
+# apart from the engine's own in the write experiments.
+NORDAHEAD = "stock-nordahead"
+ALL_ENGINES = (*ENGINES, "lmdb-src", NORDAHEAD)
 
 
 def interrupt(p: subprocess.Popen[Any], timeout: float) -> int | None:
@@ -120,6 +124,7 @@ class Engine:
     preload: str | None
     version: str
     called: list[str] = field(default_factory=list)
+    extra_db: str = ""  # lines added to the database section of every instance's config
 
     @property
     def expected_target(self) -> str:
@@ -179,6 +184,9 @@ def _preloaded(name: str, path: str, hint: str) -> Engine:
 def make_engine(name: str) -> Engine:
     if name == "stock":
         eng = Engine("stock", None, _stock_version())
+    elif name == NORDAHEAD:
+        eng = Engine(NORDAHEAD, None, _stock_version() + ", envflags nordahead")
+        eng.extra_db = "envflags nordahead\n"
     elif name == "mdb":
         eng = _preloaded(name, OUR_LIB, "make lib")
         eng.version = f"mdb {eng.version}"
@@ -297,6 +305,7 @@ class Instance:
                 f'rootdn "{ROOTDN}"\nrootpw {ROOTPW}\ndirectory {self.db}\n'
                 + ("dbnosync\n" if nosync else "")
                 + "index objectClass eq\nindex uid,cn eq\nindex entryCSN,entryUUID eq\n"
+                + engine.extra_db
                 + extra_db
             )
 

@@ -98,3 +98,37 @@ def test_a_baseline_build_runs_beside_ours(tmp_path) -> None:
         slapd.make_baseline(slapd.OUR_LIB)
     with pytest.raises(slapd.LabError, match="is missing"):
         slapd.make_baseline(str(tmp_path / "nothing.so"))
+
+
+def _data_map_flags(pid: int) -> list[str]:
+    """The kernel's VmFlags of each mapping of data.mdb in process pid."""
+    flags, in_data = [], False
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            head = line.split()
+            if head and "-" in head[0] and len(head) >= 5:  # a mapping's first line
+                in_data = line.rstrip().endswith("/data.mdb")
+            elif in_data and line.startswith("VmFlags:"):
+                flags.append(line.split(":", 1)[1].strip())
+    return flags
+
+
+@pytest.mark.skipif(not os.path.exists(slapd.OUR_LIB), reason="build/libmdbcore.so not built")
+@pytest.mark.parametrize(
+    ("name", "random_read"), [("stock", False), (slapd.NORDAHEAD, True), ("mdb", True)]
+)
+def test_which_engines_map_the_file_without_read_ahead(tmp_path, name, random_read) -> None:
+    # stock-nordahead exists to show the page-cache effect apart from the engine's: its
+    # slapd must really map data.mdb with MDB_NORDAHEAD (MADV_RANDOM: VmFlags "rr"), stock
+    # must not, and ours does for a writable environment (d3b9194)
+    eng = slapd.make_engine(name)
+    ldif = tmp_path / "people.ldif"
+    with open(ldif, "w") as f:
+        write_ldif(f, 50, seed=1)
+    with slapd.Instance(str(tmp_path / "inst"), eng) as inst:
+        assert ("envflags nordahead" in open(inst.conf).read()) == (name == slapd.NORDAHEAD)
+        inst.slapadd(str(ldif))
+        inst.start()
+        flags = _data_map_flags(inst.pid)
+        assert flags, f"slapd {inst.pid} has no mapping of data.mdb"
+        assert all(("rr" in f.split()) == random_read for f in flags), flags

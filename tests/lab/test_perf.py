@@ -227,3 +227,21 @@ def test_slapd_under_a_search_job_is_sampled_per_operation(tmp_path, ldif, engin
     fig = perf.per_op(prof, job["ops_in_window"])
     assert fig["by"]["engine"] > 0 and fig["by"]["slapd"] > 0
     assert fig["by"]["total"] == pytest.approx(sum(fig["by"][b] for b in perf.BUCKETS[1:]))
+
+
+@real
+def test_a_consumers_whole_refresh_is_inside_the_profile(tmp_path, ldif, engines) -> None:
+    # the consumer is started and profiled before its provider exists, so every entry it
+    # writes is sampled: its engine's samples must be there, and perf's CPU must account
+    # for most of what /proc says the consumer used over the refresh
+    eng = engines["mdb"]
+    prof, fig = perf.refresh_profile(eng, str(tmp_path), ldif, 300, PERIOD, timeout=120)
+    assert fig["refresh_s"] > 0 and fig["entries_s"] > 0
+    assert fig["consumer_used_bytes"] > 0 and fig["provider_cpu_us_per_entry_proc"] > 0
+    per = perf.per_op(prof, 300)
+    assert per["by"]["engine"] > 0 and per["by"]["back_mdb"] > 0
+    proc_us = fig["consumer_cpu_us_per_entry_proc"]
+    # /proc counts in clock ticks (10 ms): compare only when the refresh used a few
+    if proc_us * 300 > 50_000:
+        assert per["by"]["total"] > 0.5 * proc_us, (per["by"]["total"], proc_us)
+    assert not os.path.exists(os.path.join(str(tmp_path), "refresh-mdb-consumer"))
