@@ -494,9 +494,8 @@ fuzz-seeds: lib
 # ---- the lab (lab/README.md): slapd on stock LMDB and on our engine ----
 # lab-smoke: every experiment at --size smoke on both engines (about 8 minutes), then one
 # PNG per experiment and the report table; results under build/lab/smoke/.
-# lab-1m: the 1,000,000-entry run of every experiment (under an hour on 2 cores before crash
-# and mpr were added; see lab/README.md for theirs), results,
-# plots and report under lab/results/<date>-1m/ (to commit).
+# lab-1m: the 1,000,000-entry run of every experiment (about 2 hours on 2 cores; see
+# lab/README.md), results, plots and report under lab/results/<date>-1m/ (to commit).
 LAB_PY = $(if $(wildcard .venv/bin/python),.venv/bin/python,$(PYTHON))
 .PHONY: lab-smoke lab-1m
 lab-smoke: lib

@@ -237,7 +237,7 @@ def test_a_consumers_whole_refresh_is_inside_the_profile(tmp_path, ldif, engines
     eng = engines["mdb"]
     prof, fig = perf.refresh_profile(eng, str(tmp_path), ldif, 300, PERIOD, timeout=120)
     assert fig["refresh_s"] > 0 and fig["entries_s"] > 0
-    assert fig["consumer_used_bytes"] > 0 and fig["provider_cpu_us_per_entry_proc"] > 0
+    assert fig["consumer_used_bytes"] > 0 and fig["provider_cpu_us_per_entry_proc"] >= 0
     per = perf.per_op(prof, 300)
     assert per["by"]["engine"] > 0 and per["by"]["back_mdb"] > 0
     proc_us = fig["consumer_cpu_us_per_entry_proc"]
