@@ -135,6 +135,9 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
     unsigned eof_mark = c->flags & C_EOF;
     if (eof_mark && !cursor_put_keeps_eof(c, key))
         eof_mark = 0;
+    /* MDB_APPEND into a tree that has items goes through LMDB's MDB_LAST, which sets the
+     * end mark, and the insert keeps it (fuzz_apidiff, 0.9.36) */
+    unsigned append_eof = ((flags & MDB_APPEND) && c->db->root != P_INVALID) ? C_EOF : 0;
     if (!(flags & MDB_MULTIPLE) && (rc = spill_before_write(c, key, data)) != 0)
         return api_poison(txn, rc);
     if (!c->xcursor) {
@@ -144,7 +147,7 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
         if (rc == MDB_KEYEXIST && (flags & MDB_NOOVERWRITE))
             c->flags |= del_mark;
         if (c->flags & C_INITIALIZED)
-            c->flags |= eof_mark;
+            c->flags |= eof_mark | (rc == 0 ? append_eof : 0);
         return api_poison(txn, rc);
     }
     if (flags & MDB_CURRENT)

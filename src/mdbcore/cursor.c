@@ -640,9 +640,10 @@ static int match_data(MDB_cursor *mc, MDB_val *data, MDB_cursor_op op)
  * was_leaf.  LMDB 0.9 first looks at the leaf an initialised cursor stands on and, when it
  * answers the miss from there without a search, leaves the cursor's flags alone: so a
  * cursor at the end stays there, and a NEXT after the miss (or after deleting what the
- * miss stood on) reports the end.  It answers from the leaf when the key sorts between the
- * leaf's first and last keys, past its last key with no page to its right, or before its
- * first key in a tree of one page; any other key is searched for, which clears the mark.
+ * miss stood on) reports the end.  It answers from the leaf when the key sorts past its
+ * last key with no page to its right, or before its first key in a tree of one page; a
+ * key between the leaf's first and last keys is searched for in the leaf (0.9.36 clears
+ * the mark there), any other in the tree, which clears it too.
  * Matched so that a program sees the same answers (fuzz_apidiff found the difference). */
 static int miss_keeps_eof(const MDB_cursor *mc, const page *was_leaf, const MDB_val *key)
 {
@@ -658,7 +659,7 @@ static int miss_keeps_eof(const MDB_cursor *mc, const page *was_leaf, const MDB_
     if (leaf_key(mc, was_leaf, nk - 1, &k))
         return 0;
     if (cmp_keys(cmp, key, &k) < 0)
-        return 1;
+        return 0; /* 0.9.36 searches the leaf for it and clears the mark on the way */
     for (unsigned l = 0; l < mc->top; l++)
         if ((unsigned)mc->ki[l] + 1 < PG_NKEYS(mc->pg[l]))
             return 0;
