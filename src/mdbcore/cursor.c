@@ -364,6 +364,8 @@ int cursor_x_unset(MDB_cursor *mc)
  * or before its first key and the tree is that one page. */
 int cursor_put_keeps_eof(MDB_cursor *mc, const MDB_val *key)
 {
+    if (mc->db->root == P_INVALID)
+        return 1; /* LMDB makes the new root without a lookup */
     if (!(mc->flags & C_INITIALIZED) || mc->snum == 0)
         return 0;
     page *p = mc->pg[mc->top];

@@ -277,7 +277,10 @@ int tree_del_current(MDB_cursor *mc, int internal)
         rc = cursor_seek(mc, &key, &exact);
     }
     if (rc == MDB_NOTFOUND) {
-        mc->flags &= ~C_INITIALIZED;
+        /* the tree is empty now: LMDB leaves the cursor unset with its end mark, which a
+         * put into the empty tree keeps (cursor_put_keeps_eof) */
+        mc->flags &= ~(C_INITIALIZED | C_DEL);
+        mc->flags |= C_EOF;
         rc = 0;
     } else if (rc == 0) {
         if (mc->ki[mc->top] >= PG_NKEYS(mc->pg[mc->top])) {

@@ -68,6 +68,12 @@ int tree_descend(MDB_cursor *mc, const MDB_val *key, int mode)
     pgno_t pg = mc->db->root;
     mc->snum = 0;
     mc->top = 0;
+    if (pg == P_INVALID && !mc->inline_root) {
+        /* LMDB answers an empty tree before it touches the cursor's marks: the end mark
+         * left by the delete that emptied the tree outlasts lookups, and a put keeps it */
+        mc->flags &= ~(C_INITIALIZED | C_DEL);
+        return MDB_NOTFOUND;
+    }
     mc->flags &= ~(C_INITIALIZED | C_EOF | C_DEL);
     if (mc->inline_root) {
         page *p = mc->inline_root;

@@ -21,7 +21,8 @@
  *   s_long_lookup_keys lookups with keys over the maximum size miss (MDB_NOTFOUND; SET_RANGE
  *                      finds the next key); an empty key is MDB_BAD_VALSIZE
  *   s_cursor_after_delete  where a cursor stands after mdb_cursor_del and after a call that
- *                      fails or succeeds next to it, on plain and DUPSORT databases
+ *                      fails or succeeds next to it, on plain and DUPSORT databases, and
+ *                      after a put into the tree its delete emptied
  *   s_next_after_first_dup  MDB_NEXT after MDB_LAST, MDB_FIRST_DUP: the next duplicate from
  *                      LMDB 0.9.36 on, MDB_NOTFOUND in 0.9.24 and older (by mdb_version);
  *                      the same split for PREV_DUP on a cursor standing on no item
@@ -668,6 +669,7 @@ struct step {
 #define COUNT_STEP ((MDB_cursor_op)-3) /* mdb_cursor_count: want_rc, then the count in want_val */
 #define ENTRIES_STEP ((MDB_cursor_op)-4) /* mdb_stat: the entries must be want_rc */
 #define PUTNO_STEP ((MDB_cursor_op)-5)   /* mdb_cursor_put(key, val, MDB_NOOVERWRITE) */
+#define TXNPUT_STEP ((MDB_cursor_op)-6)  /* mdb_put(txn, key, val, 0): the cursor stays put */
 
 /* Fill a fresh database from "k=v k=v ..." and run the steps on one cursor. */
 static void run_cursor_script(const char *name, unsigned dbflags, const char *pairs,
@@ -707,6 +709,12 @@ static void run_cursor_script(const char *name, unsigned dbflags, const char *pa
         } else if (st->op == PUTNO_STEP) {
             k = S(st->key), v = S(st->val);
             rc = mdb_cursor_put(cur, &k, &v, MDB_NOOVERWRITE);
+        } else if (st->op == TXNPUT_STEP) {
+            k = S(st->key), v = S(st->val);
+            rc = mdb_put(txn, dbi, &k, &v, 0);
+            EXPECT_MSG(rc == st->want_rc, "%s step %d (put): rc %d (%s), want %d", name, i, rc,
+                       mdb_strerror(rc), st->want_rc);
+            continue;
         } else if (st->op == ENTRIES_STEP) {
             MDB_stat stat;
             EXPECT_OK(mdb_stat(txn, dbi, &stat));
@@ -827,6 +835,46 @@ static void s_cursor_after_delete(void) {
     };
     run_cursor_script("delmark-kept", MDB_DUPSORT, "a=1 b=1 b=2 c=1 d=1", mark_kept,
                       NSTEPS(mark_kept));
+    /* The delete that empties the tree leaves the cursor unset with its end mark; the mark
+     * outlasts a lookup in the empty tree and a put that makes the new root keeps it: NEXT
+     * then answers MDB_NOTFOUND even where duplicates follow the cursor's (LMDB 0.9.36, and
+     * ours; fuzz_apidiff found it with MDB_MULTIPLE).  0.9.24 walks on to the duplicate. */
+    int major, minor, patch;
+    mdb_version(&major, &minor, &patch);
+    int old = major == 0 && minor == 9 && patch <= 24;
+    const struct step emptied_put[] = {
+        {MDB_FIRST, NULL, NULL, 0, "a", "1"},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {PUTNO_STEP, "c", "1", 0, NULL, NULL},
+        {TXNPUT_STEP, "c", "2", 0, NULL, NULL},
+        {MDB_NEXT, NULL, NULL, old ? 0 : MDB_NOTFOUND, "c", "2"},
+        {MDB_FIRST, NULL, NULL, 0, "c", "1"},
+        {MDB_NEXT, NULL, NULL, 0, "c", "2"},
+    };
+    run_cursor_script("emptied-put-next", MDB_DUPSORT, "a=1", emptied_put, NSTEPS(emptied_put));
+    const struct step emptied_lookup_put[] = {
+        {MDB_FIRST, NULL, NULL, 0, "a", "1"},
+        {DELND_STEP, NULL, NULL, 0, NULL, NULL},
+        {MDB_FIRST, NULL, NULL, MDB_NOTFOUND, NULL, NULL},
+        {MDB_SET, "a", NULL, MDB_NOTFOUND, NULL, NULL},
+        {PUTNO_STEP, "b", "1", 0, NULL, NULL},
+        {TXNPUT_STEP, "b", "2", 0, NULL, NULL},
+        {MDB_NEXT, NULL, NULL, old ? 0 : MDB_NOTFOUND, "b", "2"},
+        {MDB_LAST, NULL, NULL, 0, "b", "2"},
+    };
+    run_cursor_script("emptied-lookup-put-next", MDB_DUPSORT, "a=1 a=2", emptied_lookup_put,
+                      NSTEPS(emptied_lookup_put));
+    /* a put into a tree that has items again searches it, and that clears the mark */
+    const struct step refilled_put[] = {
+        {MDB_FIRST, NULL, NULL, 0, "a", "1"},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {TXNPUT_STEP, "c", "1", 0, NULL, NULL},
+        {TXNPUT_STEP, "c", "2", 0, NULL, NULL},
+        {PUTNO_STEP, "b", "1", 0, NULL, NULL},
+        {MDB_NEXT, NULL, NULL, 0, "c", "1"},
+    };
+    run_cursor_script("emptied-refilled-next", MDB_DUPSORT, "a=1", refilled_put,
+                      NSTEPS(refilled_put));
 }
 
 static void s_next_after_first_dup(void) {
