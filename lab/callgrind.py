@@ -43,19 +43,27 @@ from .slapd import BACK_MDB, Engine, Instance, LabError, make_engine, tool
 _NAMED = re.compile(r"^(c?ob|c?fn|c?fl|c?fi|fe)=\((\d+)\)(?: (.*))?$")
 
 
+MISS_EVENTS = (("D1mr", "D1mw"), ("DLmr", "DLmw"))  # --cache-sim=yes: D1 and LL data misses
+
+
 def parse(
-    path: str, engine_lib: str | None = None
+    path: str,
+    engine_lib: str | None = None,
+    misses: dict[tuple[str, str], list[int]] | None = None,
 ) -> tuple[dict[tuple[str, str], int], dict[tuple[str, str], list[int]]]:
     """From a callgrind output file: {(object, function): self Ir}, and the calls from
     back_mdb.so into engine_lib as {(caller, LMDB function): [calls, inclusive Ir]}.  Name
     and position compression are understood; the cost line after `calls=` is the callee's
-    inclusive cost, not the caller's own."""
+    inclusive cost, not the caller's own.  Given `misses`, a profile made with
+    --cache-sim=yes also fills it with {(object, function): [self D1 data misses, self LL
+    data misses]} (reads and writes)."""
     names: dict[tuple[str, str], str] = {}
     out: dict[tuple[str, str], int] = defaultdict(int)
     sites: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     back_mdb = os.path.realpath(BACK_MDB)
     ob = fn = cob = cfn = "?"
     ncalls = -1  # the count of the `calls=` line just read, -1 when none
+    miss_at: list[list[int]] = []  # per level (D1, LL): the cost columns that count
     with open(path, errors="replace") as f:
         for line in f:
             c = line[:1]
@@ -64,6 +72,10 @@ def parse(
                 ir = int(parts[1]) if len(parts) > 1 else 0
                 if ncalls < 0:
                     out[(ob, fn)] += ir
+                    if misses is not None and miss_at:
+                        m = misses.setdefault((ob, fn), [0, 0])
+                        for level, cols in enumerate(miss_at):
+                            m[level] += sum(int(parts[i]) for i in cols if i < len(parts))
                     continue
                 if (
                     engine_lib
@@ -78,6 +90,13 @@ def parse(
                 continue
             if line.startswith("calls="):
                 ncalls = int(line[6:].split()[0])
+                continue
+            if line.startswith("events:"):
+                events = line.split()[1:]
+                # a cost line is one position (the line number), then the events in order
+                miss_at = [[events.index(e) + 1 for e in lv if e in events] for lv in MISS_EVENTS]
+                if not any(miss_at):
+                    miss_at = []
                 continue
             m = _NAMED.match(line.rstrip("\n"))
             if not m:
@@ -114,7 +133,8 @@ def _bucket(obj: str, engine_lib: str | None) -> str:
 
 
 def split(path: str, eng: Engine) -> dict[str, Any]:
-    costs, sites = parse(path, eng.preload)
+    misses: dict[tuple[str, str], list[int]] = {}
+    costs, sites = parse(path, eng.preload, misses)
     by: dict[str, int] = defaultdict(int)
     funcs: dict[str, int] = defaultdict(int)
     for (obj, fn), ir in costs.items():
@@ -123,11 +143,28 @@ def split(path: str, eng: Engine) -> dict[str, Any]:
         if b == "engine":
             funcs[fn] += ir
     by["total"] = sum(costs.values())
-    return {
+    res: dict[str, Any] = {
         "by": dict(by),
         "funcs": dict(funcs),
         "sites": {f"{a} -> {b}": v for (a, b), v in sites.items()},
     }
+    if misses:  # --cache-sim: data misses by bucket, and the engine's functions' LL misses
+        d1: dict[str, int] = defaultdict(int)
+        ll: dict[str, int] = defaultdict(int)
+        funcs_ll: dict[str, int] = defaultdict(int)
+        for (obj, fn), (m1, ml) in misses.items():
+            b = _bucket(obj, eng.preload)
+            d1[b] += m1
+            ll[b] += ml
+            if b == "engine":
+                funcs_ll[fn] += ml
+        d1["total"] = sum(m[0] for m in misses.values())
+        ll["total"] = sum(m[1] for m in misses.values())
+        res.update(d1=dict(d1), ll=dict(ll), funcs_ll=dict(funcs_ll))
+    return res
+
+
+CACHE_SIM = False  # --cache-sim: valgrind simulates the caches (D1, LL as the host's)
 
 
 def _valgrind(out_file: str) -> list[str]:
@@ -136,6 +173,7 @@ def _valgrind(out_file: str) -> list[str]:
         "--tool=callgrind",
         f"--callgrind-out-file={out_file}",
         "--vgdb=yes",
+        *(["--cache-sim=yes"] if CACHE_SIM else []),
     ]
 
 
@@ -241,7 +279,8 @@ def per(a: dict[str, Any], b: dict[str, Any] | None, count: int) -> dict[str, An
                 out[k] = (v1 - v0) / count
         return out
 
-    return {k: sub(a[k], b[k] if b else None) for k in ("by", "funcs", "sites")}
+    keys = [k for k in ("by", "funcs", "sites", "d1", "ll", "funcs_ll") if k in a]
+    return {k: sub(a[k], b[k] if b else None) for k in keys}
 
 
 BUCKETS = ("total", "engine", "back_mdb", "slapd", "libc", "other")
@@ -278,6 +317,24 @@ def table(results: dict[str, dict[str, dict[str, Any]]], top: int) -> str:
                     n, ir = results[e][what]["sites"].get(k, [0, 0])
                     cells.append(f"{n:.2f}, {ir:,.0f}")
                 lines.append(f"| {k} | " + " | ".join(cells) + " |")
+        for level, title in (("d1", "D1 data misses"), ("ll", "LL data misses")):
+            miss_rows = [e for e in rows if level in results[e][what]]
+            if not miss_rows:
+                continue
+            lines.append(f"\n{title} per {what} (valgrind's simulated caches)")
+            lines.append("| engine | " + " | ".join(BUCKETS) + " |")
+            lines.append("|---|" + "---:|" * len(BUCKETS))
+            for e in miss_rows:
+                m = results[e][what][level]
+                lines.append(
+                    f"| {e} | " + " | ".join(f"{m.get(b, 0):,.1f}" for b in BUCKETS) + " |"
+                )
+        for e in rows:
+            if "funcs_ll" in results[e][what]:
+                fl = sorted(results[e][what]["funcs_ll"].items(), key=lambda kv: -kv[1])[:top]
+                lines.append(f"\n{e}, LL data misses of its own functions per {what}: " + ", ".join(
+                    f"{fn} {n:,.2f}" for fn, n in fl if n >= 0.01
+                ))  # fmt: skip
         for e in rows:
             funcs = sorted(results[e][what]["funcs"].items(), key=lambda kv: -kv[1])[:top]
             lines.append(f"\n{e}, its own functions per {what}: " + ", ".join(
@@ -299,7 +356,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", default="/tmp/mdblab-callgrind")
     ap.add_argument("--out", default=os.path.join("build", "lab", "callgrind"))
     ap.add_argument("--mdb-lib", help="profile this build of our engine [build/libmdbcore.so]")
+    ap.add_argument(
+        "--cache-sim",
+        action="store_true",
+        help="simulate the caches too: D1 and LL data misses per operation, by object and "
+        "by the engine's functions (valgrind sizes them as the host's)",
+    )
     a = ap.parse_args(argv)
+    global CACHE_SIM
+    CACHE_SIM = a.cache_sim
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         print("valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
         return 1
@@ -332,6 +397,9 @@ def main(argv: list[str] | None = None) -> int:
                     "n1": a.n1, "n2": a.n2, "db": a.db, "ops": a.ops,
                     "git_commit": _git_commit(), **{f"ir_{k}": v for k, v in fig["by"].items()},
                     "engine_funcs": {k: v for k, v in fig["funcs"].items() if v >= 0.5},
+                    **({"d1_misses": fig["d1"], "ll_misses": fig["ll"],
+                        "engine_funcs_ll": {k: v for k, v in fig["funcs_ll"].items() if v >= 0.01}}
+                       if "ll" in fig else {}),
                     "call_sites": {k: v for k, v in fig["sites"].items() if v[1] >= 0.5},
                 }) + "\n")  # fmt: skip
             print(f"[callgrind] {name}: {time.monotonic() - t0:.0f} s", file=sys.stderr)

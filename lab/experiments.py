@@ -8,6 +8,7 @@ new instance directory.  Rows are flat (results.Row) and carry their provenance.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import statistics
@@ -39,6 +40,9 @@ class Size:
     key_order_ns: tuple[int, ...]  # seed002: numbers of inserts
     lag_probes: int  # syncrepl: replication-lag probes under ModRate
     step_timeout: float
+    # syncrepl's paced lag: modifies a second offered to the provider, below what stock
+    # sustains unpaced at 1m (about 1,130 a second, lab/results/2026-11-28-1m)
+    lag_paced_rate: float = 500.0
 
 
 SIZES = {
@@ -631,74 +635,95 @@ def syncrepl(lab: Lab, eng: Engine, rnd: int) -> None:
             lab, "syncrepl", eng, rnd, prov_inst.port, cons_inst.port, phase="refresh"
         )
 
-        # replication lag under load: a ModRate runs on the provider while a probe
-        # writes ou=People's description there and polls for it on the consumer
+        # replication lag under load, twice: under an unpaced ModRate (as fast as the
+        # provider goes: more modifies on the faster engine) and under a paced one that
+        # offers both engines the same modifies a second (like for like)
         pc.bind(ROOTDN, ROOTPW)
-        job: dict[str, Any] = {}
-        tm = load.Timing(0.5, lab.size.duration + 2.0, 1.0)
-        runner = threading.Thread(
-            target=lambda: job.update(
-                load.run_job(
-                    prov_inst.port,
-                    prov_inst.pid,
-                    lab.size.entries,
-                    [load.JobSpec("modify", 1, 2)],
-                    tm,
-                    seed=rnd + 7,
-                )
-            ),
-            daemon=True,
-        )
-        runner.start()
-        time.sleep(1.0 + tm.warmup)
-        lags, timeouts = [], 0
-        for i in range(lab.size.lag_probes):
-            token = f"probe {rnd} {i} {time.monotonic_ns()}"
-            msgid = pc.send(ldapwire.modify_replace(PEOPLE, "description", token))
-            if pc.wait_result(msgid, ldapwire.MODIFY_RESPONSE) != 0:
-                raise LabError("the lag probe's modify failed on the provider")
-            committed = time.monotonic()
-            while token.encode() not in ldapwire.read_attr(cc, PEOPLE, "description"):
-                if time.monotonic() - committed > 10:
-                    timeouts += 1
-                    break
-                time.sleep(0.0005)
-            else:
-                lags.append((time.monotonic() - committed) * 1000)
-            if time.monotonic() > t0 + lab.size.step_timeout:
+        for phase, rate in (("", 0.0), ("_paced", lab.size.lag_paced_rate)):
+            _lag_phase(lab, eng, rnd, prov_inst, cons_inst, pc, cc, phase, rate, t0)
+        pc.close()
+        cc.close()
+        verify.replica_rows(lab, "syncrepl", eng, rnd, prov_inst.port, cons_inst.port, phase="lag")
+
+
+def _lag_phase(
+    lab: Lab,
+    eng: Engine,
+    rnd: int,
+    prov_inst: Instance,
+    cons_inst: Instance,
+    pc: ldapwire.Connection,
+    cc: ldapwire.Connection,
+    phase: str,
+    rate: float,
+    t0: float,
+) -> None:
+    """One lag measurement of syncrepl: a ModRate on the provider (rate modifies a second
+    if rate, else unpaced) while a probe writes ou=People's description there and polls
+    for it on the consumer.  Rows lag{phase}_p50_ms, _p99_ms, _max_ms and
+    provider{phase}_mod_ops_s; then, once the consumer caught up (bounded), the job's
+    acknowledged values are read back on the consumer."""
+    job: dict[str, Any] = {}
+    tm = load.Timing(0.5, lab.size.duration + 2.0, 1.0)
+    runner = threading.Thread(
+        target=lambda: job.update(
+            load.run_job(
+                prov_inst.port,
+                prov_inst.pid,
+                lab.size.entries,
+                [load.JobSpec("modify", 1, 2, rate)],
+                tm,
+                seed=rnd + 7 + (100 if rate else 0),
+            )
+        ),
+        daemon=True,
+    )
+    runner.start()
+    time.sleep(1.0 + tm.warmup)
+    lags, timeouts = [], 0
+    for i in range(lab.size.lag_probes):
+        token = f"probe{phase} {rnd} {i} {time.monotonic_ns()}"
+        msgid = pc.send(ldapwire.modify_replace(PEOPLE, "description", token))
+        if pc.wait_result(msgid, ldapwire.MODIFY_RESPONSE) != 0:
+            raise LabError("the lag probe's modify failed on the provider")
+        committed = time.monotonic()
+        while token.encode() not in ldapwire.read_attr(cc, PEOPLE, "description"):
+            if time.monotonic() - committed > 10:
+                timeouts += 1
                 break
-        runner.join(lab.size.duration + 60)
-        if not lags:
-            raise LabError("no change reached the consumer within 10 s")
-        lags.sort()
-        mods = job["kinds"]["modify"] if job else None
-        extra = {"probes": len(lags), "probe_timeouts": timeouts}
-        lab.rec.row("syncrepl", eng, rnd, "lag_p50_ms", lags[len(lags) // 2], "ms", **extra)
-        lab.rec.row(
+            time.sleep(0.0005)
+        else:
+            lags.append((time.monotonic() - committed) * 1000)
+        if time.monotonic() > t0 + lab.size.step_timeout:
+            break
+    runner.join(lab.size.duration + 60)
+    if not lags:
+        raise LabError("no change reached the consumer within 10 s")
+    lags.sort()
+    mods = job["kinds"]["modify"] if job else None
+    extra: dict[str, Any] = {"probes": len(lags), "probe_timeouts": timeouts}
+    if rate:
+        extra["offered_ops_s"] = rate
+    row = functools.partial(lab.rec.row, "syncrepl", eng, rnd)
+    row(f"lag{phase}_p50_ms", lags[len(lags) // 2], "ms", **extra)
+    row(f"lag{phase}_p99_ms", lags[min(len(lags) - 1, int(len(lags) * 0.99))], "ms", **extra)
+    row(f"lag{phase}_max_ms", lags[-1], "ms", **extra)
+    if mods is not None:
+        row(f"provider{phase}_mod_ops_s", mods.ops / tm.duration, "ops/s", **extra)
+    if timeouts:
+        raise LabError(f"{timeouts} lag probes never reached the consumer")
+    _converge([prov_inst, cons_inst], time.monotonic() + SETTLE_S)
+    if job:
+        verify.modified_rows(
+            lab,
             "syncrepl",
             eng,
             rnd,
-            "lag_p99_ms",
-            lags[min(len(lags) - 1, int(len(lags) * 0.99))],
-            "ms",
-            **extra,
+            cons_inst.port,
+            job["acked"],
+            on="consumer",
+            load=phase.strip("_") or "unpaced",
         )
-        lab.rec.row("syncrepl", eng, rnd, "lag_max_ms", lags[-1], "ms", **extra)
-        if mods is not None:
-            lab.rec.row(
-                "syncrepl", eng, rnd, "provider_mod_ops_s", mods.ops / tm.duration, "ops/s", **extra
-            )
-        if timeouts:
-            raise LabError(f"{timeouts} lag probes never reached the consumer")
-        pc.close()
-        cc.close()
-        # once the consumer caught up (bounded): its tree and the load's values
-        _converge([prov_inst, cons_inst], time.monotonic() + SETTLE_S)
-        verify.replica_rows(lab, "syncrepl", eng, rnd, prov_inst.port, cons_inst.port, phase="lag")
-        if job:
-            verify.modified_rows(
-                lab, "syncrepl", eng, rnd, cons_inst.port, job["acked"], on="consumer"
-            )
 
 
 Experiment = Callable[[Lab, Engine, int], None]

@@ -96,6 +96,8 @@ def command(
     cmd += ["--interval", str(tm.interval), "--grace", str(GRACE_S)]
     cmd += ["--base", PEOPLE, "--bind-dn", ROOTDN, "--bind-pw", ROOTPW]
     for spec in specs:
+        if spec.rate:
+            raise ValueError("ldload runs unpaced: a paced job goes to lab/load.py's client")
         cmd += [f"--{spec.kind}", f"{spec.clients}x{DEPTH.get(spec.kind, spec.depth)}"]
     if acked:
         cmd += ["--acked", acked]

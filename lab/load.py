@@ -42,6 +42,7 @@ class JobSpec:
     kind: str  # "search" or "modify"
     clients: int
     depth: int
+    rate: float = 0.0  # requests a second per client, at most depth in flight; 0: unpaced
 
 
 @dataclass
@@ -167,6 +168,7 @@ def _client(
     part: tuple[int, int],
     t0: float,
     tm: Timing,
+    rate: float,
     conn: Any,
 ) -> None:
     """One client process: returns its counts through conn.  A modify client writes the
@@ -199,13 +201,33 @@ def _client(
             req = ldapwire.modify_replace(entry_dn(x), "description", modify_value(seed, seq))
             pending[c.send(req)] = (time.monotonic(), x, seq)
 
+        # Paced (rate > 0): one request each 1/rate s while fewer than depth are in
+        # flight, and no catching up after a late answer: the offered load is the same on
+        # every engine, as long as each answers faster than the pace.
+        next_at = t0
+
+        def top_up(now: float) -> None:
+            nonlocal next_at
+            while len(pending) < depth and now < win_end:
+                if rate:
+                    if now < next_at:
+                        return
+                    next_at = max(next_at + 1.0 / rate, now)
+                before = len(pending)
+                send()
+                if len(pending) == before:
+                    return  # every entry of this client is in flight
+
         while time.monotonic() < t0:
             time.sleep(min(0.01, max(0.0, t0 - time.monotonic())))
-        for _ in range(depth):
-            send()
+        top_up(time.monotonic())
         end_tag = ldapwire.SEARCH_DONE if kind == "search" else ldapwire.MODIFY_RESPONSE
         hard_stop = win_end + GRACE_S
-        while pending:
+        while pending or (rate and time.monotonic() < win_end):
+            if not pending:
+                time.sleep(max(0.0, min(0.01, next_at - time.monotonic())))
+                top_up(time.monotonic())
+                continue
             now = time.monotonic()
             if len(cpu_marks) == 0 and now >= win_start:
                 cpu_marks.append(sum(os.times()[:2]))
@@ -236,8 +258,7 @@ def _client(
                 b = int((now - t0) / tm.interval)
                 if 0 <= b < nbuckets:
                     buckets[b] += 1
-                if now < win_end:
-                    send()
+            top_up(now)
         for _sent, x, _sq in pending.values():
             out.acked.pop(x, None)
         if len(cpu_marks) == 1:
@@ -299,7 +320,17 @@ def run_job(
             p, parent = start_client(
                 ctx,
                 _client,
-                (spec.kind, port, n, spec.depth, seed * 1000 + k, (j, spec.clients), t0, tm),
+                (
+                    spec.kind,
+                    port,
+                    n,
+                    spec.depth,
+                    seed * 1000 + k,
+                    (j, spec.clients),
+                    t0,
+                    tm,
+                    spec.rate,
+                ),
             )
             procs.append(p)
             pipes.append(parent)

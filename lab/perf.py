@@ -27,6 +27,10 @@ under `strace -c -f` (system calls by name), and data.mdb's allocated blocks are
 These two runs go without LD_DEBUG (its log is ~33,000 system calls): `slaptest` in the
 same directory, with the same preload, is checked for the bindings first.
 
+`lmdb-src-nordahead` (lmdb-src with `envflags nordahead`, maps data.mdb without read-ahead
+as ours does) separates the engine's code from the page cache's state it runs on: the
+table adds mdb/lmdb-src-nordahead and lmdb-src-nordahead/lmdb-src.
+
 - refresh (not in the default set): a syncrepl consumer's initial refresh of N entries
   from a syncprov provider, both on the engine; perf on the consumer for the whole refresh
   (refresh_profile says how no entry falls outside the window); per entry = / N.
@@ -599,6 +603,8 @@ def table(rows: list[dict[str, Any]], engines: list[str], top: int) -> str:
             lines.append(f"| {e}{note} | {len(rs)} | " + " | ".join(cells) + f" | {ops} |")
         for a, b, cols in (
             ("mdb", "lmdb-src", OP_TABLE_BUCKETS),
+            ("mdb", "lmdb-src-nordahead", OP_TABLE_BUCKETS),
+            ("lmdb-src-nordahead", "lmdb-src", OP_TABLE_BUCKETS),
             ("mdb", "stock", ("total", "engine+back_mdb", "slapd", "libc", "kernel")),
             ("lmdb-src", "stock", ("total", "engine+back_mdb", "kernel")),
         ):

@@ -227,11 +227,13 @@ def _draw(exp: str, rows: list[dict[str, Any]], g: Groups) -> Any:
         ax[0].legend(fontsize=6, ncol=2)
         ax[1].legend(fontsize=6, ncol=2)
     elif exp == "syncrepl":
-        fig, ax = _figure(exp, "syncrepl: consumer refresh, and lag under ModRate", 2)
+        fig, ax = _figure(exp, "syncrepl: consumer refresh, and lag under ModRate", 3)
         _bars(ax[0], g, exp, ["refresh_s"])
         ax[0].set_ylabel("seconds")
         _bars(ax[1], g, exp, ["lag_p50_ms", "lag_p99_ms", "lag_max_ms"], log=True)
-        ax[1].set_ylabel("ms (log)")
+        ax[1].set_ylabel("ms (log), unpaced ModRate")
+        _bars(ax[2], g, exp, ["lag_paced_p50_ms", "lag_paced_p99_ms", "lag_paced_max_ms"], log=True)
+        ax[2].set_ylabel("ms (log), paced ModRate")
     else:
         return None
     return fig

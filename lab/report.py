@@ -30,7 +30,15 @@ HEADLINE = {
     ),
     "seed001": ("begin_us", "renew_us", "create_last_us"),
     "seed002": ("seconds", "used_mb"),
-    "syncrepl": ("refresh_s", "lag_p50_ms", "lag_p99_ms", "provider_mod_ops_s"),
+    "syncrepl": (
+        "refresh_s",
+        "lag_p50_ms",
+        "lag_p99_ms",
+        "provider_mod_ops_s",
+        "lag_paced_p50_ms",
+        "lag_paced_p99_ms",
+        "provider_paced_mod_ops_s",
+    ),
     "crash": (
         "kills",
         "acked_modifies",

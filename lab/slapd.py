@@ -42,7 +42,10 @@ ENGINES = ("stock", "mdb")  # the pair every experiment compares (`--engine both
 # (writable maps without read-ahead, d3b9194) had by configuration; it tells that effect
 # apart from the engine's own in the write experiments.
 NORDAHEAD = "stock-nordahead"
-ALL_ENGINES = (*ENGINES, "lmdb-src", NORDAHEAD)
+# lmdb-src-nordahead: the same for lmdb-src, whose functions perf can name (lab.perf's
+# engine CPU per search with the page cache in the state ours leaves it)
+SRC_NORDAHEAD = "lmdb-src-nordahead"
+ALL_ENGINES = (*ENGINES, "lmdb-src", NORDAHEAD, SRC_NORDAHEAD)
 
 
 def interrupt(p: subprocess.Popen[Any], timeout: float) -> int | None:
@@ -190,11 +193,14 @@ def make_engine(name: str) -> Engine:
     elif name == "mdb":
         eng = _preloaded(name, OUR_LIB, "make lib")
         eng.version = f"mdb {eng.version}"
-    elif name == "lmdb-src":
+    elif name in ("lmdb-src", SRC_NORDAHEAD):
         from . import lmdb_src
 
         eng = _preloaded(name, lmdb_src.LIB, "make lmdb-src")
         eng.version = f"{eng.version} built from py-lmdb {lmdb_src.PYLMDB_VERSION}'s sdist"
+        if name == SRC_NORDAHEAD:
+            eng.version += ", envflags nordahead"
+            eng.extra_db = "envflags nordahead\n"
     else:
         raise LabError(f"unknown engine {name!r} ({', '.join(ALL_ENGINES)})")
     eng.called = back_mdb_calls()

@@ -88,3 +88,44 @@ def test_the_profiled_requests_are_the_labs_searchrate_and_modrate() -> None:
     modify, tag = callgrind._op("modify", 10, r)
     assert tag == ldapwire.MODIFY_RESPONSE
     assert b"ou=People" in modify and b"description" in modify
+
+
+CACHE_PROFILE = f"""# callgrind format
+version: 1
+positions: line
+events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
+
+ob=(1) {slapd.BACK_MDB}
+fl=(1) ???
+fn=(1) mdb_id2entry
+0 100 40 10 1 7 2 1 3 1
+cob=(2) {ENGINE}
+cfn=(2) mdb_get
+calls=1 0
+0 500 200 0 5 50 0 5 20 0
+ob=(2)
+fn=(2)
+0 400 150 20 2 30 4 2 12 2
++1 9 3
+"""
+
+
+def test_cache_sim_misses_by_object_and_engine_function(tmp_path) -> None:
+    """--cache-sim profiles carry the misses after Ir: D1 = D1mr + D1mw and LL = DLmr +
+    DLmw, self costs only (a call's inclusive line is not the caller's), short lines
+    count their missing events as zero."""
+    path = tmp_path / "callgrind.out"
+    path.write_text(CACHE_PROFILE)
+    misses: dict = {}
+    costs, _ = callgrind.parse(str(path), ENGINE, misses)
+    assert costs[(ENGINE, "mdb_get")] == 409
+    assert misses[(slapd.BACK_MDB, "mdb_id2entry")] == [9, 4]
+    assert misses[(ENGINE, "mdb_get")] == [34, 14]
+    split = callgrind.split(str(path), slapd.Engine("lmdb-src", ENGINE, "test"))
+    assert split["ll"] == {"back_mdb": 4, "engine": 14, "total": 18}
+    assert split["d1"]["engine"] == 34 and split["funcs_ll"] == {"mdb_get": 14}
+    assert callgrind.per(split, None, 2)["ll"]["engine"] == 7.0
+    # a profile without the simulation has no miss figures
+    plain = tmp_path / "plain.out"
+    plain.write_text(PROFILE)
+    assert "ll" not in callgrind.split(str(plain), slapd.Engine("lmdb-src", ENGINE, "test"))

@@ -61,6 +61,9 @@ EXPECTED = {
         "lag_p50_ms",
         "lag_p99_ms",
         "provider_mod_ops_s",
+        "lag_paced_p50_ms",
+        "lag_paced_p99_ms",
+        "provider_paced_mod_ops_s",
         "replica_entries",
         "replica_differences",
         "verify_checked",
@@ -348,3 +351,19 @@ def test_the_cli_lists_and_refuses_unknown_experiments() -> None:
         [sys.executable, "-m", "lab", "run", "table9"], cwd=ROOT, capture_output=True, text=True
     )
     assert r.returncode == 2 and "unknown experiment" in r.stderr
+
+
+def test_the_paced_lag_phase_offers_both_engines_the_same_load(smoke) -> None:
+    """syncrepl's second lag phase paces its ModRate: each engine's provider answered about
+    the offered modifies a second (the unpaced phase's rate differs by engine)."""
+    _, rows, _ = smoke
+    paced = [
+        x
+        for x in rows
+        if x["experiment"] == "syncrepl" and x["metric"] == "provider_paced_mod_ops_s"
+    ]
+    assert {x["engine"] for x in paced} == set(slapd.ENGINES)
+    for x in paced:
+        offered = experiments.SIZES["smoke"].lag_paced_rate
+        assert x["offered_ops_s"] == offered
+        assert 0.8 * offered <= x["value"] <= 1.1 * offered, x

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from lab import load, slapd, verify
+from lab import fastclient, load, slapd, verify
 from lab.makeldif import PEOPLE, ROOTDN, ROOTPW, SUFFIX
 from lab.makeldif import write as write_ldif
 
@@ -59,6 +59,31 @@ def loaded(tmp_path_factory, template, stock) -> Iterator[tuple[slapd.Instance, 
         assert res["kinds"]["modify"].errors == 0
         assert isinstance(res["acked"], load.Acked)
         yield inst, res["acked"]
+
+
+def test_a_paced_modrate_offers_its_rate_and_no_more(tmp_path, template, stock) -> None:
+    """A paced job (syncrepl's like-for-like lag phase) sends about rate requests a
+    second whatever the server could take: the same server answers several times more
+    unpaced.  The acknowledged values of both read back as any job's."""
+    tm = load.Timing(0.2, 1.5, 0.5)
+    with serving(tmp_path, template, stock) as inst:
+        paced = load.run_job(inst.port, inst.pid, N, [load.JobSpec("modify", 1, 2, 40.0)], tm, 5)
+        mods = paced["kinds"]["modify"]
+        assert mods.errors == 0
+        assert 40.0 * 1.5 * 0.8 <= mods.ops <= 40.0 * 1.5 * 1.1 + 2, mods.ops
+        res = verify.check_modified(inst.port, paced["acked"], 50, seed=1, strict=False)
+        assert res.mismatches == 0 and res.checked > 0
+        fast = load.run_job(inst.port, inst.pid, N, [load.JobSpec("modify", 1, 2)], tm, 6)
+        assert fast["kinds"]["modify"].ops > 3 * mods.ops
+        res = verify.check_modified(inst.port, fast["acked"], 50, seed=1, strict=False)
+        assert res.mismatches == 0 and res.checked > 0
+
+
+def test_ldload_refuses_a_paced_job() -> None:
+    with pytest.raises(ValueError, match="unpaced"):
+        fastclient.command(
+            1, 10, [load.JobSpec("modify", 1, 2, 10.0)], load.Timing(0, 1, 1), 1, None
+        )
 
 
 @pytest.fixture
