@@ -64,10 +64,12 @@ from .failures import _syncrepl
 from .makeldif import SUFFIX
 from .slapd import (
     BACK_MDB,
+    BASELINE,
     Engine,
     Instance,
     LabError,
     free_port,
+    make_baseline,
     make_engine,
     tool,
     used_bytes,
@@ -603,6 +605,7 @@ def table(rows: list[dict[str, Any]], engines: list[str], top: int) -> str:
             lines.append(f"| {e}{note} | {len(rs)} | " + " | ".join(cells) + f" | {ops} |")
         for a, b, cols in (
             ("mdb", "lmdb-src", OP_TABLE_BUCKETS),
+            ("mdb", BASELINE, OP_TABLE_BUCKETS),
             ("mdb", "lmdb-src-nordahead", OP_TABLE_BUCKETS),
             ("lmdb-src-nordahead", "lmdb-src", OP_TABLE_BUCKETS),
             ("mdb", "stock", ("total", "engine+back_mdb", "slapd", "libc", "kernel")),
@@ -717,6 +720,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", default="/tmp/mdblab-perf")
     ap.add_argument("--out", default=os.path.join("build", "lab", "perf"))
     ap.add_argument("--mdb-lib", help="profile this build of our engine [build/libmdbcore.so]")
+    ap.add_argument(
+        "--baseline",
+        metavar="LIB",
+        help="another build of our engine as engine `baseline`, in the same rounds (A/B)",
+    )
     ap.add_argument("--json", action="store_true", help="print the rows as JSON, not the table")
     ap.add_argument("--table", metavar="JSONL", help="only print the table of earlier rows")
     a = ap.parse_args(argv)
@@ -737,7 +745,11 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(a.work, exist_ok=True)
     os.makedirs(a.out, exist_ok=True)
     names = a.engines.split(",")
-    engines = {name: make_engine(name) for name in names}
+    if a.baseline and BASELINE not in names:
+        names.append(BASELINE)
+    engines = {
+        name: make_baseline(a.baseline) if name == BASELINE else make_engine(name) for name in names
+    }
     sys_sizes = [int(x) for x in a.sys_entries.split(",") if x] or [a.entries]
     tm = load.Timing(a.warmup, a.duration, 1.0)
     rows: list[dict[str, Any]] = []
