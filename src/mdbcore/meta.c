@@ -503,11 +503,16 @@ static int meta_put(MDB_env *env, unsigned slot, const meta_record *m, int whole
         old = tailbuf[1];
     }
     off_t off = (off_t)slot * env->psize + (off_t)at;
-    /* saved before the write (after it, the map may show the new bytes), with pread: a
-     * damaged page may lie past the end of the file, where the map must not be read */
+    /* Saved before the write (after it, the map may show the new bytes).  A slot inside
+     * the file is read from the map, as LMDB does: no system call per commit (a syncrepl
+     * consumer commits once per entry).  A damaged file may end before the slot, where
+     * the map must not be read: pread says what is there. */
     size_t got = 0;
-    int rc = os_current->pread(env->data_fd, old, len, off, &got);
-    if (rc) {
+    int rc = 0;
+    if ((pgno_t)slot < env->file_pages) {
+        memcpy(old, env_map(env) + off, len);
+        got = len;
+    } else if ((rc = os_current->pread(env->data_fd, old, len, off, &got)) != 0) {
         free(pagebuf);
         return rc;
     }
