@@ -133,7 +133,9 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
      * one page: a new key, so no lookup is needed to tell (back-mdb appends to id2entry
      * right after MDB_LAST, which sets the mark, once per entry). */
     unsigned eof_mark = c->flags & C_EOF;
-    if (eof_mark && !cursor_put_keeps_eof(c, key))
+    /* MDB_CURRENT writes where the cursor stands: LMDB makes no lookup, so the mark stays
+     * whatever the key (fuzz_apidiff, 0.9.36) */
+    if (eof_mark && !(flags & MDB_CURRENT) && !cursor_put_keeps_eof(c, key))
         eof_mark = 0;
     /* MDB_APPEND into a tree that has items goes through LMDB's MDB_LAST, which sets the
      * end mark, and the insert keeps it (fuzz_apidiff, 0.9.36) */
@@ -150,8 +152,12 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
             c->flags |= eof_mark | (rc == 0 ? append_eof : 0);
         return api_poison(txn, rc);
     }
-    if (flags & MDB_CURRENT)
-        return api_poison(txn, dup_put_current(c, key, data));
+    if (flags & MDB_CURRENT) {
+        rc = dup_put_current(c, key, data);
+        if (c->flags & C_INITIALIZED)
+            c->flags |= eof_mark;
+        return api_poison(txn, rc);
+    }
     if (flags & MDB_MULTIPLE) {
         if (!(c->db->flags & MDB_DUPFIXED))
             return MDB_INCOMPATIBLE;

@@ -670,6 +670,7 @@ struct step {
 #define ENTRIES_STEP ((MDB_cursor_op)-4) /* mdb_stat: the entries must be want_rc */
 #define PUTNO_STEP ((MDB_cursor_op)-5)   /* mdb_cursor_put(key, val, MDB_NOOVERWRITE) */
 #define TXNPUT_STEP ((MDB_cursor_op)-6)  /* mdb_put(txn, key, val, 0): the cursor stays put */
+#define CURPUT_STEP ((MDB_cursor_op)-7)  /* mdb_cursor_put(key, val, MDB_CURRENT) */
 
 /* Fill a fresh database from "k=v k=v ..." and run the steps on one cursor. */
 static void run_cursor_script(const char *name, unsigned dbflags, const char *pairs,
@@ -709,6 +710,9 @@ static void run_cursor_script(const char *name, unsigned dbflags, const char *pa
         } else if (st->op == PUTNO_STEP) {
             k = S(st->key), v = S(st->val);
             rc = mdb_cursor_put(cur, &k, &v, MDB_NOOVERWRITE);
+        } else if (st->op == CURPUT_STEP) {
+            k = S(st->key), v = S(st->val);
+            rc = mdb_cursor_put(cur, &k, &v, MDB_CURRENT);
         } else if (st->op == TXNPUT_STEP) {
             k = S(st->key), v = S(st->val);
             rc = mdb_put(txn, dbi, &k, &v, 0);
@@ -875,6 +879,19 @@ static void s_cursor_after_delete(void) {
     };
     run_cursor_script("emptied-refilled-next", MDB_DUPSORT, "a=1", refilled_put,
                       NSTEPS(refilled_put));
+    /* MDB_CURRENT writes where the cursor stands without a lookup: the end mark left by
+     * LAST and a miss before the first key stays, and NEXT after deleting the item the
+     * cursor stands on reports the end (0.9.36; fuzz_apidiff) */
+    const struct step current_keeps_end[] = {
+        {MDB_LAST, NULL, NULL, 0, "c", "1"},
+        {MDB_SET, "0", NULL, MDB_NOTFOUND, NULL, NULL},
+        {CURPUT_STEP, "a", "a-longer-value", 0, NULL, NULL},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {MDB_NEXT, NULL, NULL, MDB_NOTFOUND, NULL, NULL},
+        {MDB_FIRST, NULL, NULL, 0, "c", "1"},
+    };
+    run_cursor_script("current-put-keeps-end", 0, "a=1 c=1", current_keeps_end,
+                      NSTEPS(current_keeps_end));
 }
 
 static void s_next_after_first_dup(void) {
