@@ -389,6 +389,9 @@ int tree_split(MDB_cursor *mc, const MDB_val *key, const MDB_val *data, pgno_t p
                unsigned nflags, int append);
 /* Delete the item under the cursor, rebalance, leave the cursor on the next item. */
 int tree_del_current(MDB_cursor *mc, int internal);
+/* After a put that shrank the node under the cursor: merge its leaf if it fell under the
+ * fill threshold, and stand on `key` again (tree_del.c). */
+int tree_settle_after_shrink(MDB_cursor *mc, const MDB_val *key);
 /* Free every page of a tree (drop). */
 int tree_free_all(MDB_txn *txn, MDB_dbi dbi);
 /* Free the pages of the tree described by rec (a key's duplicates). */

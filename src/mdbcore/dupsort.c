@@ -215,7 +215,8 @@ static int subpage_insert(MDB_cursor *mc, const MDB_val *key, const MDB_val *dat
             rc = store_values(mc, key, &vs, fixed, data->mv_size);
         }
         valset_free(&vs);
-        return rc;
+        /* the node shrank from a full sub-page to a record */
+        return rc ? rc : tree_settle_after_shrink(mc, key);
     }
     _Alignas(8) uint8_t stack_buf[SUBPAGE_STACK_BUF];
     uint8_t *buf = ds + grow <= sizeof(stack_buf) ? stack_buf : malloc(ds + grow);

@@ -1,8 +1,9 @@
 /*
  * tree_del.c -- deleting items and keeping the tree in shape (layer L5).
  *
- * After a node leaves a page, a page under 25% fill (or a branch with fewer than two
- * children, or an empty leaf) is merged with a sibling when both fit in one page; a leaf
+ * After a node leaves a page, or a put shrinks one (a key's sub-page became a sub-tree),
+ * a page under 25% fill (or a branch with fewer than two children, or an empty leaf) is
+ * merged with a sibling when both fit in one page; a leaf
  * that cannot merge borrows one node from its sibling when the parent can hold the new
  * separator.  A root branch with a single child is replaced by that child; an empty root
  * leaf empties the tree.  Branch slot 0 always carries an empty key.
@@ -305,6 +306,30 @@ int tree_del_current(MDB_cursor *mc, int internal)
 fail:
     mc->flags &= ~C_INITIALIZED;
     track_after(mc);
+    return rc;
+}
+
+/* A put that made the key's node much smaller -- a sub-page that became a sub-tree shrinks
+ * from up to node_max bytes to a record -- can leave its leaf nearly empty, and LMDB leaves
+ * it so: a DUPSORT index whose few keys outgrew their sub-pages keeps the leaves their
+ * growth split off, each holding a node or two, and every txn that adds to those keys
+ * dirties them all.  Such a leaf is merged as after a delete (rebalance), and the cursor
+ * stands on the key again.  The cursor's path must be dirty (the put touched it). */
+int tree_settle_after_shrink(MDB_cursor *mc, const MDB_val *key)
+{
+    if (page_settled(mc, mc->top))
+        return 0;
+    uint8_t kb[MDB_MAXKEYSIZE_DEFAULT];
+    if (key->mv_size > sizeof(kb))
+        return EINVAL;
+    memcpy(kb, key->mv_data, key->mv_size);
+    MDB_val k = {key->mv_size, kb};
+    txn_pages_changed(mc->txn);
+    int rc = rebalance(mc, mc->top), exact = 0;
+    if (rc == 0 && (rc = cursor_seek(mc, &k, &exact)) == 0 && !exact)
+        rc = CORRUPT_AT(mc->pg[mc->top]->pgno);
+    if (rc)
+        mc->flags &= ~C_INITIALIZED;
     return rc;
 }
 
