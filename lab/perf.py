@@ -372,7 +372,7 @@ def refresh_profile(
         time.sleep(0.5)  # perf is attached well before the first retry reaches the provider
         if rec.poll() is not None:
             raise LabError(f"perf record -p {cons.pid} exited {rec.returncode}")
-        c0 = sum(cons.cpu())
+        c0, io0 = sum(cons.cpu()), cons.io()
         prov.start(port=port)
         p0 = sum(prov.cpu())
         t0 = time.monotonic()
@@ -386,6 +386,7 @@ def refresh_profile(
             time.sleep(0.05)
         refresh_s = time.monotonic() - t0
         cons_cpu, prov_cpu = sum(cons.cpu()) - c0, sum(prov.cpu()) - p0
+        io1 = cons.io()
         rec.send_signal(signal.SIGINT)
         _, err = rec.communicate(timeout=120)
         if rec.returncode not in (0, -signal.SIGINT):
@@ -411,6 +412,13 @@ def refresh_profile(
         "consumer_cpu_us_per_entry_proc": cons_cpu * 1e6 / n,
         "provider_cpu_us_per_entry_proc": prov_cpu * 1e6 / n,
         "consumer_used_bytes": used,
+        # the consumer's writes per entry: system calls (pwrite, pwritev, writev and the
+        # LDAP socket's), the bytes they copied, and the bytes sent to storage
+        "per_op_counts": {
+            "write calls": (io1["syscw"] - io0["syscw"]) / n,
+            "bytes written": (io1["wchar"] - io0["wchar"]) / n,
+            "read calls": (io1["syscr"] - io0["syscr"]) / n,
+        },
     }
 
 
@@ -626,7 +634,8 @@ def table(rows: list[dict[str, Any]], engines: list[str], top: int) -> str:
             names = sorted({k for e in engines for c in counted[e] for k in c},
                            key=lambda k: (k != "syscalls", k))  # fmt: skip
             names = [k for k in names if any(c.get(k) for e in engines for c in counted[e])]
-            lines.append(f"\nper {what} (perf stat, median of rounds): " + ", ".join(names))
+            src = "/proc/PID/io" if what == "refresh entry" else "perf stat"
+            lines.append(f"\nper {what} ({src}, median of rounds): " + ", ".join(names))
             for e in engines:
                 if counted[e]:
                     lines.append(f"- {e}: " + ", ".join(

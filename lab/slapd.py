@@ -237,6 +237,13 @@ def proc_cpu(pid: int) -> tuple[float, float]:
     return int(fields[11]) / hz, int(fields[12]) / hz
 
 
+def proc_io(pid: int) -> dict[str, int]:
+    """A live process's /proc/PID/io counters: syscr/syscw (read and write system calls),
+    rchar/wchar (bytes they moved) and read_bytes/write_bytes (storage-level bytes)."""
+    with open(f"/proc/{pid}/io") as f:
+        return {k: int(v) for k, v in (line.split(":") for line in f if ":" in line)}
+
+
 def proc_status_kb(pid: int, key: str) -> int:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -386,6 +393,9 @@ class Instance:
 
     def cpu(self) -> tuple[float, float]:
         return proc_cpu(self.pid)
+
+    def io(self) -> dict[str, int]:
+        return proc_io(self.pid)
 
     def peak_rss_kb(self) -> int:
         return proc_status_kb(self.pid, "VmHWM")
