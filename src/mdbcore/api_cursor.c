@@ -148,8 +148,10 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
         rc = tree_put(c, key, data, flags & ~(MDB_NODUPDATA | MDB_APPENDDUP));
         if (rc == MDB_KEYEXIST && (flags & MDB_NOOVERWRITE))
             c->flags |= del_mark;
+        /* a refused append (the key is not past the last one) leaves the cursor where
+         * LMDB's MDB_LAST put it: on the last item, end mark set (fuzz_apidiff, 0.9.36) */
         if (c->flags & C_INITIALIZED)
-            c->flags |= eof_mark | (rc == 0 ? append_eof : 0);
+            c->flags |= eof_mark | ((rc == 0 || rc == MDB_KEYEXIST) ? append_eof : 0);
         return api_poison(txn, rc);
     }
     if (flags & MDB_CURRENT) {

@@ -671,6 +671,8 @@ struct step {
 #define PUTNO_STEP ((MDB_cursor_op)-5)   /* mdb_cursor_put(key, val, MDB_NOOVERWRITE) */
 #define TXNPUT_STEP ((MDB_cursor_op)-6)  /* mdb_put(txn, key, val, 0): the cursor stays put */
 #define CURPUT_STEP ((MDB_cursor_op)-7)  /* mdb_cursor_put(key, val, MDB_CURRENT) */
+#define APPEND_STEP ((MDB_cursor_op)-8)  /* mdb_cursor_put(key, val, MDB_APPEND) */
+#define CPUT_STEP ((MDB_cursor_op)-9)    /* mdb_cursor_put(key, val, 0) */
 
 /* Fill a fresh database from "k=v k=v ..." and run the steps on one cursor. */
 static void run_cursor_script(const char *name, unsigned dbflags, const char *pairs,
@@ -710,9 +712,11 @@ static void run_cursor_script(const char *name, unsigned dbflags, const char *pa
         } else if (st->op == PUTNO_STEP) {
             k = S(st->key), v = S(st->val);
             rc = mdb_cursor_put(cur, &k, &v, MDB_NOOVERWRITE);
-        } else if (st->op == CURPUT_STEP) {
+        } else if (st->op == CURPUT_STEP || st->op == APPEND_STEP || st->op == CPUT_STEP) {
             k = S(st->key), v = S(st->val);
-            rc = mdb_cursor_put(cur, &k, &v, MDB_CURRENT);
+            rc = mdb_cursor_put(cur, &k, &v,
+                                st->op == CURPUT_STEP ? MDB_CURRENT
+                                : st->op == APPEND_STEP ? MDB_APPEND : 0);
         } else if (st->op == TXNPUT_STEP) {
             k = S(st->key), v = S(st->val);
             rc = mdb_put(txn, dbi, &k, &v, 0);
@@ -892,6 +896,20 @@ static void s_cursor_after_delete(void) {
     };
     run_cursor_script("current-put-keeps-end", 0, "a=1 c=1", current_keeps_end,
                       NSTEPS(current_keeps_end));
+    /* A refused MDB_APPEND (the key is not past the last one) has gone through LMDB's
+     * MDB_LAST: the cursor stands on the last item with the end mark, which the put of a
+     * key before the first one (no lookup needed) and the delete of that item keep, so
+     * NEXT from the last item of the page reports the end (0.9.24, 0.9.36; fuzz_apidiff) */
+    const struct step refused_append[] = {
+        {MDB_FIRST, NULL, NULL, 0, "c", "1"},
+        {APPEND_STEP, "b", "1", MDB_KEYEXIST, NULL, NULL},
+        {CPUT_STEP, "a", "1", 0, NULL, NULL},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {MDB_NEXT_NODUP, NULL, NULL, MDB_NOTFOUND, NULL, NULL},
+        {MDB_FIRST, NULL, NULL, 0, "c", "1"},
+    };
+    run_cursor_script("refused-append-keeps-end", 0, "c=1", refused_append,
+                      NSTEPS(refused_append));
 }
 
 static void s_next_after_first_dup(void) {
