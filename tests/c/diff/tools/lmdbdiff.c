@@ -329,6 +329,11 @@ struct db {
     enum kind kind;
     MDB_dbi dbi;
     int dup, fixed;
+    /* The database held more than a page's worth since it was last seen empty: its page
+     * layout, no part of the API, may then differ between engines (split and merge
+     * policies differ) even after it shrank, since neither engine merges every page a
+     * shrink leaves sparse.  Kept by db_bytes. */
+    int grown;
 };
 
 static struct db dbs[K_NKINDS];
@@ -681,7 +686,7 @@ static int on_last_key(MDB_txn *txn, const struct db *d, MDB_cursor *c)
 
 /* The bytes of a database's records as the API shows them (identical on both engines):
  * below about 1,000 the database is one leaf in LMDB and in ours. */
-static size_t db_bytes(MDB_txn *txn, const struct db *d)
+static size_t db_bytes(MDB_txn *txn, struct db *d)
 {
     MDB_cursor *probe;
     MDB_val k, v;
@@ -692,7 +697,17 @@ static size_t db_bytes(MDB_txn *txn, const struct db *d)
          rc = mdb_cursor_get(probe, &k, &v, MDB_NEXT))
         n += k.mv_size + v.mv_size + 10;
     mdb_cursor_close(probe);
+    if (n > 1000)
+        d->grown = 1;
+    else if (n == 0)
+        d->grown = 0; /* an empty tree is no page at all, in every engine */
     return n;
+}
+
+/* Whether the page layout of d may differ between engines (see struct db's grown). */
+static int layout_may_differ(MDB_txn *txn, struct db *d)
+{
+    return db_bytes(txn, d) > 1000 || d->grown;
 }
 
 /* Whether `key` sorts after every key of the database (mdb_cmp: the database's order). */
@@ -712,13 +727,14 @@ static int past_last(MDB_txn *txn, const struct db *d, const MDB_val *key)
 /* A cursor session: open, a few moves / puts / deletes, close.  `writable` allows puts. */
 static void op_cursor(MDB_txn *txn, int writable)
 {
-    const struct db *d = pick_db();
+    struct db *d = (struct db *)pick_db();
     MDB_cursor *c;
     int rc = mdb_cursor_open(txn, d->dbi, &c);
     line_start("cursor-open");
     printf(" db=%s rc=%d\n", kind_name[d->kind], rc);
     if (rc)
         return;
+    (void)db_bytes(txn, d); /* d->grown after the writes made outside this cursor */
     enum cstate st = CS_FRESH;
     /* --lmdb0924: on a DUPSORT database, set after a duplicate-level call or a write
      * through the cursor; the next key-level relative move is then replaced (see usage). */
@@ -750,13 +766,14 @@ static void op_cursor(MDB_txn *txn, int writable)
         unsigned r = rnd(100);
         if (writable && r >= 82) { /* writes through the cursor */
             check_vals(txn, "cursor write");
+            (void)db_bytes(txn, d); /* d->grown after this cursor's earlier writes */
             dupdirty = d->dup;
             xfresh = 0;
             /* 0.9.36: a write through the sub-cursor a whole-key delete left behind
              * corrupts the database: only puts (which position the cursor by key) follow */
             int stale_x = !opt_0924 && whole_key_gone;
             if (!opt_0924 && (eofish || eof_big))
-                eof_big = db_bytes(txn, d) > 1000;
+                eof_big = layout_may_differ(txn, d);
             whole_key_gone = 0;
             if (eofish)
                 stale_eof = 1;
@@ -1004,7 +1021,7 @@ static void op_cursor(MDB_txn *txn, int writable)
             else if (rc == 0 && repos)
                 xunset = 0;
             if (rc == MDB_NOTFOUND && needk) {
-                missed_big = db_bytes(txn, d) > 1000;
+                missed_big = layout_may_differ(txn, d);
                 missed_end = op == MDB_SET_RANGE || past_last(txn, d, &k);
             } else if (rc == 0 && repos) {
                 missed_big = missed_end = 0;
@@ -1593,6 +1610,7 @@ int main(int argc, char **argv)
         d->kind = (enum kind)k;
         d->dup = !!(kind_flags[k] & MDB_DUPSORT);
         d->fixed = !!(kind_flags[k] & MDB_DUPFIXED);
+        d->grown = 0;
         rc = mdb_dbi_open(txn, kind_name[k], kind_flags[k] | MDB_CREATE, &d->dbi);
         unsigned fl = 0;
         if (!rc)
