@@ -189,6 +189,15 @@ size_t mdbcore_env_get_mapspan(MDB_env *env)
     return env && env->map ? env->map_span : 0;
 }
 
+int mdbcore_env_write_map(MDB_env *env, size_t *backed, size_t *copied)
+{
+    if (backed)
+        *backed = env && env->wmap ? env->wmap_backed : 0;
+    if (copied)
+        *copied = env ? env->wmap_copied : 0;
+    return env && env->wmap && env->wmap_state > 0;
+}
+
 int mdbcore_env_set_reserve(MDB_env *env, size_t bytes)
 {
     if (!env || env->map)

@@ -98,6 +98,11 @@ int meta_write(MDB_env *env, MDB_txn *txn);
 
 int datafile_map(MDB_env *env, void *addr);
 void datafile_unmap(MDB_env *env);
+/* The write map for pages_write, or NULL: pages go out with pwrite (see datafile.c and
+ * objects.h's wmap).  Pages below env->wmap_backed may be copied into it. */
+uint8_t *datafile_write_map(MDB_env *env);
+/* Pages up to written_to were just written contiguously from wmap_backed: extend it. */
+void datafile_write_map_extend(MDB_env *env, pgno_t written_to);
 int datafile_refresh_size(MDB_env *env);
 /* Map at least `size` bytes of the file (a size another process wrote into the meta, or
  * the writer's own growth): in place within the reservation, else in a new one, the old

@@ -3,7 +3,11 @@
  * writable under WRITEMAP), following a map grown by another process, growing the map
  * in place, the cached file length used to reject pages past EOF, and syncing.  The
  * engine never writes through a read-only map; pages reach the file with pwrite(v)
- * through os_current.
+ * through os_current, or are copied into the write map (datafile_write_map), a second,
+ * writable map that only the writer's pages_write uses and that never leaves the
+ * library: where the file has its blocks (below wmap_backed, no hole) and its filesystem
+ * rewrites blocks in place, a store there is a write into the page cache without a
+ * system call, and it can neither fault past the end nor need space.
  *
  * Every map reserves address space past its end at open (an inaccessible anonymous
  * mapping, span_for's policy, or the bound of mdbcore_env_set_maxsize) and maps the file
@@ -144,8 +148,70 @@ int datafile_map(MDB_env *env, void *addr)
     return datafile_refresh_size(env);
 }
 
+uint8_t *datafile_write_map(MDB_env *env)
+{
+    if ((env->flags & (MDB_WRITEMAP | MDB_RDONLY)) || env->wmap_state < 0)
+        return NULL;
+    int first = env->wmap_state == 0;
+    if (first && !os_fs_overwrites_in_place(env->data_fd)) {
+        env->wmap_state = -1;
+        return NULL;
+    }
+    env->wmap_state = 1;
+    size_t psize = env->psize;
+    uint64_t file_bytes = (uint64_t)env->file_pages * psize, ram = os_physical_memory();
+    if (!ram || file_bytes > ram / 2)
+        return NULL;
+    if (!env->wmap || env->wmap_size < file_bytes) {
+        if (env->wmap) {
+            os_current->munmap(env->wmap, env->wmap_size);
+            env->wmap = NULL;
+        }
+        size_t size = env->mapsize > file_bytes ? env->mapsize : (size_t)file_bytes;
+        void *p;
+        if (os_current->mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, env->data_fd, 0,
+                             &p) != 0) {
+            env->wmap_state = -1;
+            return NULL;
+        }
+        /* a store into a page not in the page cache reads just that page (no read-ahead,
+         * whose large folios would make every later single-page write walk them) */
+        os_current->madvise(p, size, MADV_RANDOM);
+        env->wmap = p;
+        env->wmap_size = size;
+    }
+    if (first) {
+        uint64_t hole;
+        env->wmap_backed = 0;
+        if (os_first_hole(env->data_fd, 0, &hole) == 0)
+            env->wmap_backed = hole / psize < env->file_pages ? (pgno_t)(hole / psize)
+                                                              : env->file_pages;
+    }
+    return env->wmap;
+}
+
+void datafile_write_map_extend(MDB_env *env, pgno_t written_to)
+{
+    if (written_to <= env->wmap_backed)
+        return;
+    env->wmap_backed = written_to;
+    uint64_t hole;
+    if (written_to < env->file_pages &&
+        os_first_hole(env->data_fd, (uint64_t)written_to * env->psize, &hole) == 0) {
+        pgno_t to = hole / env->psize < env->file_pages ? (pgno_t)(hole / env->psize)
+                                                        : env->file_pages;
+        if (to > env->wmap_backed)
+            env->wmap_backed = to;
+    }
+}
+
 void datafile_unmap(MDB_env *env)
 {
+    if (env->wmap) {
+        os_current->munmap(env->wmap, env->wmap_size);
+        env->wmap = NULL;
+        env->wmap_size = 0;
+    }
     if (env->map) {
         os_current->munmap(env->map, env->map_span > env->mapsize ? env->map_span : env->mapsize);
         env->map = NULL;

@@ -337,6 +337,13 @@ size_t mdbcore_env_get_mapspan(MDB_env *env);
  *    default policy (16 times the map, 256 GiB to 16 TiB); set before mdb_env_open, else
  *    EINVAL.  A span no larger than the map makes every growth move the map. */
 int mdbcore_env_set_reserve(MDB_env *env, size_t bytes);
+/* The write map (datafile.c): 1 if this environment's commits copy pages into a writable
+ *    shared map of data.mdb instead of writing them with pwrite (a writable environment
+ *    without WRITEMAP, on ext4 or tmpfs, data file under half the machine's memory), else
+ *    0.  *backed: the pages below which the file is known to have every block (only
+ *    those are copied through the map); *copied: pages copied so far.  Either may be
+ *    NULL. */
+int mdbcore_env_write_map(MDB_env *env, size_t *backed, size_t *copied);
 
 /* ====================================================================================
  * 5. Readers that heal (readers.c, readers_info.c).  A write txn that finds the oldest

@@ -232,6 +232,16 @@ struct MDB_env {
      * (test knob; 0: datafile.c's policy).  Maps left behind when a size passed the
      * span (retired) stay mapped until close.  map_mutex serialises changes of the map
      * between the writer and threads beginning txns. */
+    /* The write map (datafile_write_map): a writable shared map of data.mdb, used only
+     * by the writer to copy committed pages into the page cache, never handed out.
+     * wmap_backed: pages below it lie inside the file and have their blocks (no hole),
+     * the only ones copied through the map; wmap_state: 0 undecided, 1 in use, -1 never
+     * (filesystem, or the map failed). */
+    uint8_t *wmap;
+    size_t wmap_size;
+    pgno_t wmap_backed;
+    int wmap_state;
+    size_t wmap_copied;   /* pages copied through it (mdbcore_env_write_map) */
     size_t maxsize;
     size_t map_span;
     size_t reserve;

@@ -29,6 +29,11 @@ typedef struct os_ops {
     int (*munmap)(void *addr, size_t len);
     int (*msync)(void *addr, size_t len, int flags);
     int (*madvise)(void *addr, size_t len, int advice);
+    /* Copy len bytes of src to offset off of a writable MAP_SHARED map of fd (map maps
+     * the file from offset 0): a write into the page cache without a system call.  The
+     * caller has made sure the file's blocks there exist (no hole), so the copy neither
+     * allocates nor faults past the end of the file; fd is for the fault seam's log. */
+    int (*map_write)(int fd, void *map, const void *src, size_t len, off_t off);
 } os_ops;
 
 /* The table in force; os_posix.c defines the default. */
@@ -69,6 +74,17 @@ int os_map_file(int fd, size_t len, off_t off, int writable, void *addr_hint, vo
 #define OS_LOCK_SHARED 1
 #define OS_LOCK_EXCL 2
 int os_lock(int fd, int kind, int wait, off_t off, off_t len);
+
+/* Writing into a shared map of the file instead of with pwrite (datafile_write_map):
+ * os_fs_overwrites_in_place says whether the file's filesystem rewrites a block where it
+ * lies (ext4, tmpfs), so that storing into a map page that has its blocks allocates
+ * nothing and cannot fail for want of space (a copy-on-write filesystem would, with a
+ * SIGBUS); os_first_hole gives the offset of the first hole at or after `from` (the file
+ * size when there is none), 0 or an errno; os_physical_memory is the machine's RAM in
+ * bytes (0 if unknown). */
+int os_fs_overwrites_in_place(int fd);
+int os_first_hole(int fd, uint64_t from, uint64_t *hole);
+uint64_t os_physical_memory(void);
 
 /* Identity of an open file (st_dev, st_ino) and whether it was opened O_DSYNC/O_SYNC.
  * Any out pointer may be NULL.  Used by the fault seam's write log. */

@@ -388,6 +388,17 @@ static int fo_madvise(void *addr, size_t len, int advice)
     return fault_leave(err ? err : fault_inner->madvise(addr, len, advice));
 }
 
+/* A copy into the write map is a page write of the file (pages_write), as a pwritev is:
+ * counted, failed and logged under that kind, so rules and crash images treat both paths
+ * alike (a "short" rule, on pwrite, stays the meta page's). */
+static int fo_map_write(int fd, void *map, const void *src, size_t len, off_t off)
+{
+    int err = fault_enter(MDBCORE_FAULT_PWRITEV);
+    int rc = err ? err : fault_inner->map_write(fd, map, src, len, off);
+    log_fd_call(MDBCORE_FAULT_PWRITEV, fd, (uint64_t)off, len, rc, rc ? NULL : src);
+    return fault_leave(rc);
+}
+
 static const os_ops fault_ops = {
     .open = fo_open,
     .close = fo_close,
@@ -402,6 +413,7 @@ static const os_ops fault_ops = {
     .munmap = fo_munmap,
     .msync = fo_msync,
     .madvise = fo_madvise,
+    .map_write = fo_map_write,
 };
 
 /* ---- control API ---- */

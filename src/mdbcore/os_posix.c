@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -189,6 +190,13 @@ static int px_madvise(void *addr, size_t len, int advice)
     return madvise(addr, len, advice) < 0 ? errno : 0;
 }
 
+static int px_map_write(int fd, void *map, const void *src, size_t len, off_t off)
+{
+    (void)fd;
+    memcpy((uint8_t *)map + off, src, len);
+    return 0;
+}
+
 const os_ops os_posix_ops = {
     .open = px_open,
     .close = px_close,
@@ -203,9 +211,42 @@ const os_ops os_posix_ops = {
     .munmap = px_munmap,
     .msync = px_msync,
     .madvise = px_madvise,
+    .map_write = px_map_write,
 };
 
 const os_ops *os_current = &os_posix_ops;
+
+int os_fs_overwrites_in_place(int fd)
+{
+    struct statfs fs;
+    if (fstatfs(fd, &fs) != 0)
+        return 0;
+    /* ext4 (and ext2/3, one magic) and tmpfs; not btrfs, not XFS (reflinked extents are
+     * copied on write), not network filesystems */
+    return fs.f_type == 0xEF53 || fs.f_type == 0x01021994;
+}
+
+int os_first_hole(int fd, uint64_t from, uint64_t *hole)
+{
+    off_t at = lseek(fd, (off_t)from, SEEK_HOLE);
+    if (at < 0)
+        return errno;
+    *hole = (uint64_t)at;
+    return 0;
+}
+
+uint64_t os_physical_memory(void)
+{
+    /* asked once: sysconf(_SC_PHYS_PAGES) is a sysinfo(2) call, and commits ask */
+    static uint64_t cached;
+    uint64_t v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (!v) {
+        long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+        v = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
 
 unsigned os_page_size(void)
 {

@@ -121,6 +121,7 @@ if want test_threads; then "$OUT/test_threads" "$WORK/threads"; fi
 if want test_nested; then "$OUT/test_nested" "$WORK/nested" 1 $((OPS / 100)); fi
 if want test_threads; then "$OUT/test_threads" "$WORK/threads-notls" notls; fi
 if want test_steady; then "$OUT/test_steady" "$WORK/steady" 5000 nosync; fi
+if want test_write_map; then "$OUT/test_write_map" "$WORK/wmap"; fi
 if want test_corrupt; then
   "$OUT/test_corrupt" "$WORK/cur/data.mdb" "$WORK/corrupt" 500 1
   "$OUT/test_corrupt" "$WORK/bt1/data.mdb" "$WORK/corrupt" 200 2

@@ -96,17 +96,19 @@ int main(int argc, char **argv)
         return fprintf(stderr, "mdb_cmp\n"), 1;
     CHECK(mdb_txn_commit(t));
 
-    /* the meta write fails: the env is fatal from then on */
-    int writes = 0;
-    for (;;) { /* find the last write of a commit: the meta */
-        mdbcore_fault_install();
-        unsigned long before = mdbcore_fault_calls(MDBCORE_FAULT_WRITE);
-        CHECK(fill(env, 2000 + writes * 10, 10));
-        writes++;
-        unsigned long per = mdbcore_fault_calls(MDBCORE_FAULT_WRITE) - before;
-        CHECK(mdbcore_fault_fail_nth(MDBCORE_FAULT_WRITE, per, EIO));
-        break;
-    }
+    /* the meta write fails: the env is fatal from then on.  A commit's pages go out with
+     * pwritev or into the write map (both counted as pwritev), its meta page with the one
+     * pwrite: a commit makes exactly one, checked first */
+    mdbcore_fault_install();
+    unsigned long pw = mdbcore_fault_calls(MDBCORE_FAULT_PWRITE);
+    unsigned long pages = mdbcore_fault_calls(MDBCORE_FAULT_PWRITEV);
+    CHECK(fill(env, 2000, 10));
+    if (mdbcore_fault_calls(MDBCORE_FAULT_PWRITE) - pw != 1 ||
+        mdbcore_fault_calls(MDBCORE_FAULT_PWRITEV) - pages < 1)
+        return fprintf(stderr, "a commit made %lu pwrites and %lu page writes\n",
+                       mdbcore_fault_calls(MDBCORE_FAULT_PWRITE) - pw,
+                       mdbcore_fault_calls(MDBCORE_FAULT_PWRITEV) - pages), 1;
+    CHECK(mdbcore_fault_fail_nth(MDBCORE_FAULT_PWRITE, 1, EIO));
     int rc = fill(env, 5000, 10);
     mdbcore_fault_reset();
     if (rc == 0)

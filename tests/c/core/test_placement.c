@@ -27,7 +27,8 @@
 
 static char dir_root[2048];
 
-/* the address the data file is mapped at in this process (read from /proc/self/maps) */
+/* the address the data file is mapped at for reading in this process (from
+ * /proc/self/maps; the writer's write map of the same file is writable, and skipped) */
 static const char *map_base(const char *dir)
 {
     char want[4096], line[4608];
@@ -38,7 +39,8 @@ static const char *map_base(const char *dir)
     while (!base && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
         size_t n = strlen(line), w = strlen(want);
-        if (n >= w && !strcmp(line + n - w, want))
+        const char *perms = strchr(line, ' ');
+        if (n >= w && !strcmp(line + n - w, want) && perms && perms[2] != 'w')
             base = (const char *)(uintptr_t)strtoull(line, NULL, 16);
     }
     fclose(f);
