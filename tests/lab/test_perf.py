@@ -238,9 +238,10 @@ def test_a_consumers_whole_refresh_is_inside_the_profile(tmp_path, ldif, engines
     prof, fig = perf.refresh_profile(eng, str(tmp_path), ldif, 300, PERIOD, timeout=120)
     assert fig["refresh_s"] > 0 and fig["entries_s"] > 0
     assert fig["consumer_used_bytes"] > 0 and fig["provider_cpu_us_per_entry_proc"] >= 0
-    # /proc/PID/io: each entry is a commit of at least a leaf and a meta page
+    # /proc/PID/io: each entry is a commit, which writes at least its meta page with a
+    # system call (its other pages may go through the write map, not counted there)
     counts = fig["per_op_counts"]
-    assert counts["write calls"] >= 2 and counts["bytes written"] >= 4096, counts
+    assert counts["write calls"] >= 1 and counts["bytes written"] >= 100, counts
     per = perf.per_op(prof, 300)
     assert per["by"]["engine"] > 0 and per["by"]["back_mdb"] > 0
     proc_us = fig["consumer_cpu_us_per_entry_proc"]
