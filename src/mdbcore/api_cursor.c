@@ -106,6 +106,21 @@ static int cursor_writable(const MDB_cursor *c)
     return (c->txn->flags & TXN_RDONLY) ? EACCES : 0;
 }
 
+/* After an MDB_APPEND put into a DUPSORT database answered MDB_KEYEXIST: whether LMDB
+ * refused it for its key, before clearing the cursor's delete mark -- the key sorts before
+ * the last key, or equals it without MDB_APPENDDUP (a duplicate out of order is refused
+ * later, the mark cleared).  The failed put left the cursor on the last key. */
+static int append_refused(MDB_cursor *c, const MDB_val *key, unsigned flags)
+{
+    if (!(flags & MDB_APPEND) || !(c->flags & C_INITIALIZED) || c->snum == 0)
+        return 0;
+    MDB_val last;
+    if (leaf_key(c, c->pg[c->top], c->ki[c->top], &last) != 0)
+        return 0;
+    int cmp = cmp_keys(cursor_cmp(c), key, &last);
+    return cmp < 0 || (cmp == 0 && !(flags & MDB_APPENDDUP));
+}
+
 int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flags)
 {
     if (!key || !data)
@@ -146,7 +161,9 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
         if (flags & MDB_MULTIPLE)
             return MDB_INCOMPATIBLE;
         rc = tree_put(c, key, data, flags & ~(MDB_NODUPDATA | MDB_APPENDDUP));
-        if (rc == MDB_KEYEXIST && (flags & MDB_NOOVERWRITE))
+        /* an append refused for its key (not past the last one) is a refusal before the
+         * mark is cleared too */
+        if (rc == MDB_KEYEXIST && (flags & (MDB_NOOVERWRITE | MDB_APPEND)))
             c->flags |= del_mark;
         /* a refused append (the key is not past the last one) leaves the cursor where
          * LMDB's MDB_LAST put it: on the last item, end mark set (fuzz_apidiff, 0.9.36) */
@@ -180,7 +197,7 @@ int mdb_cursor_put(MDB_cursor *c, MDB_val *key, MDB_val *data, unsigned int flag
         return api_poison(txn, rc);
     }
     rc = dup_put(c, key, data, flags);
-    if (rc == MDB_KEYEXIST && (flags & MDB_NOOVERWRITE))
+    if (rc == MDB_KEYEXIST && ((flags & MDB_NOOVERWRITE) || (del_mark && append_refused(c, key, flags))))
         c->flags |= del_mark;
     if (c->flags & C_INITIALIZED)
         c->flags |= eof_mark;

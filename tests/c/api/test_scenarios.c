@@ -910,6 +910,18 @@ static void s_cursor_after_delete(void) {
     };
     run_cursor_script("refused-append-keeps-end", 0, "c=1", refused_append,
                       NSTEPS(refused_append));
+    /* ... and it keeps the delete mark of the delete before it: after a count (which
+     * clears the end mark) NEXT answers the item the cursor stands on (0.9.36;
+     * fuzz_apidiff) */
+    const struct step refused_append_del[] = {
+        {MDB_LAST, NULL, NULL, 0, "c", "1"},
+        {DEL_STEP, NULL, NULL, 0, NULL, NULL},
+        {APPEND_STEP, "0", "1", MDB_KEYEXIST, NULL, NULL},
+        {COUNT_STEP, NULL, NULL, 0, NULL, "1"},
+        {MDB_NEXT, NULL, NULL, 0, "a", "1"},
+    };
+    run_cursor_script("refused-append-keeps-del", MDB_DUPSORT, "a=1 c=1", refused_append_del,
+                      NSTEPS(refused_append_del));
 }
 
 static void s_next_after_first_dup(void) {
